@@ -1,0 +1,37 @@
+"""How good is a model? The book's shared evaluations.
+
+* language models: :func:`perplexity`, :func:`perplexity_of` (cross-entropy in nats -> PPL);
+* word vectors: :func:`word_similarity` (Spearman's ρ against human scores), :func:`analogy`
+  (3CosAdd / 3CosMul), :func:`nearest_neighbours`, and :func:`compare_embeddings`, which puts
+  many embedding sets on one table.
+
+Vectors are a [V, d] tensor or array; an index is a ``Vocab`` or a dict word -> row. Every
+function takes ``device`` and works batched on the GPU as on the CPU.
+"""
+
+from .analogy import METHODS, AnalogyResult, analogy, analogy_scores, is_syntactic
+from .compare import compare_embeddings
+from .perplexity import bits_per_token, cross_entropy_nats, evaluate_nll, perplexity, perplexity_of
+from .similarity import SimilarityResult, average_ranks, nearest_neighbours, spearman, word_similarity
+from ._vectors import as_matrix, unit_rows
+
+__all__ = [
+    "METHODS",
+    "AnalogyResult",
+    "SimilarityResult",
+    "analogy",
+    "analogy_scores",
+    "as_matrix",
+    "average_ranks",
+    "bits_per_token",
+    "compare_embeddings",
+    "cross_entropy_nats",
+    "evaluate_nll",
+    "is_syntactic",
+    "nearest_neighbours",
+    "perplexity",
+    "perplexity_of",
+    "spearman",
+    "unit_rows",
+    "word_similarity",
+]
