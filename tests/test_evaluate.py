@@ -436,9 +436,9 @@ def _write_questions(path, questions):
 @pytest.mark.peers
 @pytest.mark.parametrize("case_insensitive", [True, False])
 @pytest.mark.parametrize("dummy4unknown", [False, True])
-@pytest.mark.parametrize("restrict_vocab", [300000, 150])
+@pytest.mark.parametrize("restrict_vocab", [300000, 200])
 def test_analogy_3cosadd_parity_with_gensim(tmp_path, case_insensitive, dummy4unknown, restrict_vocab):
-    vectors, words, questions, _ = synthetic_embeddings(11)
+    vectors, words, questions, _ = synthetic_embeddings(11, noise=1.0)  # accuracy ~0.6: many misses to agree on
     questions = sorted(questions, key=lambda q: SECTIONS.index(q[0]))  # the file groups sections
     path = tmp_path / "questions.txt"
     _write_questions(path, questions)
