@@ -1,0 +1,118 @@
+"""The log-bilinear language model (Mnih & Hinton 2007; with a tree: HLBL, Mnih & Hinton 2008).
+
+No hidden non-linearity: the model *predicts a word vector* as a linear function of the
+context's word vectors, one ``m x m`` matrix per position,
+
+    r_hat = sum_{i=1}^{n-1} C_i r_{w_{t-i}},
+
+and scores each word by how well its own vector matches the prediction,
+
+    P(w_t = w | context) = softmax_w(r_hat . r_w + b_w).
+
+The same matrix ``R`` of word vectors serves the context and the prediction (``tie=True``, as
+in the paper). With ``output="hsoftmax"`` the tree's node vectors take the place of ``r_w``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from .common import OUTPUTS, TREES, NeuralLM, make_output_layer
+from .tree import BinaryTree
+
+__all__ = ["LBLConfig", "LBL"]
+
+
+@dataclass
+class LBLConfig:
+    """Sizes of a log-bilinear LM.
+
+    Attributes:
+        vocab_size: ``|V|``.
+        n: order (reads ``n - 1`` previous words), ``n >= 2``.
+        m: word-vector size.
+        tie: use the context vectors ``R`` as the output vectors too (full softmax only).
+        output: ``"full"`` or ``"hsoftmax"``.
+        tree: ``"huffman"`` (needs counts) or ``"balanced"`` for ``hsoftmax``.
+        init_std: standard deviation of the initial word vectors.
+    """
+
+    vocab_size: int
+    n: int = 5
+    m: int = 60
+    tie: bool = True
+    output: str = "full"
+    tree: str = "huffman"
+    init_std: float = 0.1
+
+    def validate(self) -> None:
+        """Raise with a fix for any impossible setting."""
+        for name in ("vocab_size", "n", "m"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int, got {v!r}")
+        if self.vocab_size < 2:
+            raise ValueError(f"vocab_size must be >= 2, got {self.vocab_size}")
+        if self.n < 2:
+            raise ValueError(f"n must be >= 2 (the model reads n-1 >= 1 previous words), got {self.n}")
+        if self.m < 1:
+            raise ValueError(f"m must be >= 1, got {self.m}")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.tree not in TREES:
+            raise ValueError(f"tree must be one of {TREES}, got {self.tree!r}")
+        if not self.init_std > 0:
+            raise ValueError(f"init_std must be > 0, got {self.init_std}")
+
+
+class LBL(NeuralLM):
+    """The log-bilinear LM. Same interface as :class:`~.nnlm.NNLM` (``loss``, ``log_prob``,
+    ``next_word_distribution``); arguments as there."""
+
+    def __init__(
+        self,
+        config: LBLConfig,
+        *,
+        counts: Sequence[int] | None = None,
+        tree: BinaryTree | None = None,
+        device: str | torch.device | None = None,
+        seed: int | None = 0,
+    ):
+        super().__init__()
+        if not isinstance(config, LBLConfig):
+            raise TypeError(f"config must be an LBLConfig, got {type(config).__name__}")
+        config.validate()
+        self.config = config
+        self.vocab_size, self.n_context = config.vocab_size, config.n - 1
+        state = torch.random.get_rng_state()
+        if seed is not None:
+            torch.manual_seed(seed)
+        try:
+            self.R = nn.Embedding(config.vocab_size, config.m)
+            nn.init.normal_(self.R.weight, std=config.init_std)
+            # C_i starts as a scaled identity: r_hat begins as an average of the context vectors.
+            eye = torch.eye(config.m) / self.n_context
+            self.C = nn.Parameter(eye.repeat(self.n_context, 1, 1) + 0.01 * torch.randn(self.n_context, config.m, config.m))
+            shared = self.R.weight if (config.tie and config.output == "full") else None
+            self.out = make_output_layer(
+                config.output, config.m, config.vocab_size, tree=tree, tree_kind=config.tree, counts=counts, weight=shared
+            )
+        finally:
+            if seed is not None:
+                torch.random.set_rng_state(state)
+        if device is not None:
+            self.to(device)
+
+    def features(self, contexts: torch.Tensor) -> torch.Tensor:
+        """The predicted representation ``r_hat = sum_i C_i r_{w_i}``: ``[N, m]``."""
+        r = self.R(contexts)  # [N, n-1, m]
+        return torch.einsum("nid,ied->ne", r, self.C)
+
+    @property
+    def embeddings(self) -> torch.Tensor:
+        """The learned word vectors ``R``: ``[V, m]`` (detached)."""
+        return self.R.weight.detach()

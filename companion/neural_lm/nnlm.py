@@ -1,0 +1,183 @@
+"""Bengio et al. (2003)'s neural probabilistic language model.
+
+For a context of ``n - 1`` words ``w_{t-n+1} .. w_{t-1}``:
+
+    x = [C(w_{t-n+1}); ...; C(w_{t-1})]          (shared word vectors C: |V| x m, concatenated)
+    y = b + W x + U tanh(d + H x)                 (W: the optional direct connections)
+    P(w_t = i | context) = softmax(y)_i
+
+With ``output="hsoftmax"`` the same features feed a tree instead of the |V|-way softmax (the
+direct connections then enter every node's score: ``u_n . [tanh(d + Hx); x]``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from .common import OUTPUTS, TREES, NeuralLM, make_output_layer
+from .output import FullSoftmax
+from .tree import BinaryTree
+
+__all__ = ["NNLMConfig", "NNLM", "paper_parameter_count"]
+
+
+@dataclass
+class NNLMConfig:
+    """Sizes of an NNLM, named as in the paper.
+
+    Attributes:
+        vocab_size: ``|V|``.
+        n: order of the model: it reads ``n - 1`` previous words (``n >= 2``).
+        m: word-vector (embedding) size.
+        h: hidden units; ``0`` means no hidden layer (then ``direct`` must be True).
+        direct: the direct connections ``W x`` from the word vectors to the output.
+        output: ``"full"`` softmax or ``"hsoftmax"`` (hierarchical softmax).
+        tree: for ``hsoftmax``: ``"huffman"`` (needs counts) or ``"balanced"``; or pass a
+            :class:`~.tree.BinaryTree` to :class:`NNLM`.
+        init_std: standard deviation of the initial word vectors.
+    """
+
+    vocab_size: int
+    n: int = 5
+    m: int = 60
+    h: int = 50
+    direct: bool = True
+    output: str = "full"
+    tree: str = "huffman"
+    init_std: float = 0.1
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` with a fix for any impossible setting."""
+        for name in ("vocab_size", "n", "m", "h"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name} must be an int, got {v!r}")
+        if self.vocab_size < 2:
+            raise ValueError(f"vocab_size must be >= 2, got {self.vocab_size}")
+        if self.n < 2:
+            raise ValueError(f"n must be >= 2 (the model reads n-1 >= 1 previous words), got {self.n}")
+        if self.m < 1:
+            raise ValueError(f"m (word-vector size) must be >= 1, got {self.m}")
+        if self.h < 0:
+            raise ValueError(f"h (hidden units) must be >= 0, got {self.h}")
+        if self.h == 0 and not self.direct:
+            raise ValueError("h=0 leaves only the direct connections: set direct=True or h >= 1")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.tree not in TREES:
+            raise ValueError(f"tree must be one of {TREES}, got {self.tree!r}")
+        if not self.init_std > 0:
+            raise ValueError(f"init_std must be > 0, got {self.init_std}")
+
+
+def paper_parameter_count(vocab_size: int, n: int, m: int, h: int, direct: bool = True) -> int:
+    """Free parameters of the full-softmax NNLM, counted as in Bengio et al. (2003):
+    ``|V|(1 + n m + h) + h(1 + (n-1) m)`` with direct connections (``b, W, U, d, H, C``);
+    without them ``W`` (``|V| (n-1) m``) drops out. Ignoring the biases this is the chapter's
+    ``(n m + h)|V| + (n-1) m h``."""
+    total = vocab_size * (1 + n * m + h) + h * (1 + (n - 1) * m)
+    return total if direct else total - vocab_size * (n - 1) * m
+
+
+class NNLM(NeuralLM):
+    """The neural probabilistic language model.
+
+    Args:
+        config: an :class:`NNLMConfig`.
+        counts: training count of every word id (needed for a Huffman tree).
+        tree: use this tree for the hierarchical softmax (overrides ``config.tree``).
+        device: where to put the parameters (``None``: CPU; :func:`companion.train.fit`
+            moves the model to its device anyway).
+        seed: seeds the initial weights, so two models built with the same seed are equal.
+
+    Example::
+
+        model = NNLM(NNLMConfig(vocab_size=len(vocab), n=5, m=60, h=50, direct=True))
+        fit(model, lambda e: iterate_minibatches(ctx, tgt, batch_size=256, seed=e))
+    """
+
+    def __init__(
+        self,
+        config: NNLMConfig,
+        *,
+        counts: Sequence[int] | None = None,
+        tree: BinaryTree | None = None,
+        device: str | torch.device | None = None,
+        seed: int | None = 0,
+    ):
+        super().__init__()
+        if not isinstance(config, NNLMConfig):
+            raise TypeError(f"config must be an NNLMConfig, got {type(config).__name__}")
+        config.validate()
+        self.config = config
+        self.vocab_size, self.n_context = config.vocab_size, config.n - 1
+        gen_state = torch.random.get_rng_state()
+        if seed is not None:
+            torch.manual_seed(seed)
+        try:
+            self.C = nn.Embedding(config.vocab_size, config.m)  # shared word vectors
+            nn.init.normal_(self.C.weight, std=config.init_std)
+            in_x = self.n_context * config.m
+            self.H = nn.Linear(in_x, config.h) if config.h > 0 else None  # H x + d
+            # The output layer reads [tanh(d + Hx); x] so that one matrix holds [U | W]:
+            # b + [U | W][a; x] = b + U a + W x.
+            in_out = config.h + (in_x if config.direct else 0)
+            self.out = make_output_layer(
+                config.output, in_out, config.vocab_size, tree=tree, tree_kind=config.tree, counts=counts
+            )
+        finally:
+            if seed is not None:
+                torch.random.set_rng_state(gen_state)
+        if device is not None:
+            self.to(device)
+
+    def embed(self, contexts: torch.Tensor) -> torch.Tensor:
+        """``x``: the concatenated context word vectors, ``[N, (n-1) m]``."""
+        return self.C(contexts).flatten(1)
+
+    def features(self, contexts: torch.Tensor) -> torch.Tensor:
+        """What the output layer reads: ``tanh(d + H x)``, followed by ``x`` if ``direct``."""
+        x = self.embed(contexts)
+        if self.H is None:
+            return x
+        a = torch.tanh(self.H(x))
+        return torch.cat([a, x], dim=1) if self.config.direct else a
+
+    def logits(self, contexts: torch.Tensor) -> torch.Tensor:
+        """``y = b + W x + U tanh(d + H x)``, ``[N, V]`` (full softmax only), written out term
+        by term so it can be read against the paper (equal to ``self.out.logits(features)``)."""
+        if not isinstance(self.out, FullSoftmax):
+            raise TypeError("logits() exists for the full softmax only; use log_probs_all() with a tree")
+        x = self.embed(contexts)
+        y = self.out.bias.expand(x.shape[0], -1)
+        if self.H is not None:
+            y = y + torch.tanh(self.H(x)) @ self.U.T
+        if self.config.direct:
+            y = y + x @ self.W.T
+        return y
+
+    @property
+    def U(self) -> torch.Tensor:
+        """Hidden-to-output weights ``[V, h]`` (a view into the output layer; full softmax)."""
+        return self._out_weight()[:, : self.config.h]
+
+    @property
+    def W(self) -> torch.Tensor:
+        """Direct-connection weights ``[V, (n-1) m]`` (a view; full softmax with ``direct``)."""
+        if not self.config.direct:
+            raise AttributeError("this NNLM has no direct connections (config.direct=False)")
+        return self._out_weight()[:, self.config.h :]
+
+    def _out_weight(self) -> torch.Tensor:
+        if not isinstance(self.out, FullSoftmax):
+            raise AttributeError("U and W are rows of the full softmax; a tree has node vectors instead")
+        return self.out.weight
+
+    @property
+    def embeddings(self) -> torch.Tensor:
+        """The learned word vectors ``C``: ``[V, m]`` (detached)."""
+        return self.C.weight.detach()

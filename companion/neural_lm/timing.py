@@ -1,0 +1,122 @@
+"""How fast do the output layers train as the vocabulary grows? (the softmax bottleneck)
+
+The full softmax costs O(|V|) per token, the hierarchical softmax O(log |V|). These helpers
+measure training throughput (tokens per second: forward, backward and optimizer step) on
+synthetic Zipf-distributed text, so the chapter can plot the two curves. Timings depend on the
+machine and on whatever else runs on it; compare the two layers within one run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import torch
+
+from .common import NeuralLM, iterate_minibatches
+from .nnlm import NNLM, NNLMConfig
+
+__all__ = ["zipf_stream", "training_throughput", "softmax_speed_table"]
+
+
+def zipf_stream(vocab_size: int, n_tokens: int, *, exponent: float = 1.0, seed: int = 0) -> torch.Tensor:
+    """``n_tokens`` ids drawn i.i.d. from a Zipf law over ``vocab_size`` words (id 0 most frequent)."""
+    if vocab_size < 2 or n_tokens < 1:
+        raise ValueError(f"need vocab_size >= 2 and n_tokens >= 1, got {vocab_size}, {n_tokens}")
+    p = torch.arange(1, vocab_size + 1, dtype=torch.float64) ** -exponent
+    return torch.multinomial(p / p.sum(), n_tokens, replacement=True, generator=torch.Generator().manual_seed(seed))
+
+
+def training_throughput(
+    model: NeuralLM,
+    contexts: torch.Tensor,
+    targets: torch.Tensor,
+    *,
+    batch_size: int = 512,
+    steps: int = 10,
+    warmup: int = 2,
+    lr: float = 1e-3,
+    device: str | torch.device | None = None,
+) -> float:
+    """Training tokens per second of ``model`` (Adam steps on ``(contexts, targets)``), timed
+    over ``steps`` steps after ``warmup`` untimed ones."""
+    if steps < 1 or warmup < 0:
+        raise ValueError(f"need steps >= 1 and warmup >= 0, got {steps}, {warmup}")
+    from ..device import get_device
+
+    dev = get_device(device)
+    model.to(dev).train()
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    batches = []
+    it = iterate_minibatches(contexts, targets, batch_size=batch_size, seed=0)
+    for _ in range(steps + warmup):
+        try:
+            b = next(it)
+        except StopIteration:
+            it = iterate_minibatches(contexts, targets, batch_size=batch_size, seed=len(batches))
+            b = next(it)
+        batches.append(tuple(t.to(dev) for t in b))
+
+    def step(batch):
+        loss = model.loss(batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for b in batches[:warmup]:
+        step(b)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    t0 = time.perf_counter()
+    n = 0
+    for b in batches[warmup:]:
+        step(b)
+        n += b[1].shape[0]
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    return n / (time.perf_counter() - t0)
+
+
+def softmax_speed_table(
+    vocab_sizes: tuple[int, ...] = (1_000, 4_000, 16_000),
+    *,
+    n: int = 5,
+    m: int = 60,
+    h: int = 100,
+    batch_size: int = 512,
+    steps: int = 10,
+    n_tokens: int = 50_000,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+) -> pd.DataFrame:
+    """Training tokens/s of the same NNLM with a full softmax and with a Huffman-tree
+    hierarchical softmax, for each vocabulary size.
+
+    Returns a DataFrame with columns ``vocab_size, full_tokens_per_s, hsoftmax_tokens_per_s,
+    speedup, mean_depth`` (``mean_depth``: average path length of the tokens under the tree).
+    """
+    if not vocab_sizes or any(v < 2 for v in vocab_sizes):
+        raise ValueError(f"vocab_sizes must be a non-empty tuple of sizes >= 2, got {vocab_sizes}")
+    rows = []
+    for V in vocab_sizes:
+        ids = zipf_stream(V, n_tokens, seed=seed)
+        counts = torch.bincount(ids, minlength=V) + 1  # +1: words the sample missed still get a leaf
+        w = ids.unfold(0, n, 1)
+        ctx, tgt = w[:, :-1].contiguous(), w[:, -1].contiguous()
+        speeds = {}
+        for output in ("full", "hsoftmax"):
+            model = NNLM(NNLMConfig(vocab_size=V, n=n, m=m, h=h, direct=False, output=output), counts=counts.tolist(), seed=seed)
+            speeds[output] = training_throughput(model, ctx, tgt, batch_size=batch_size, steps=steps, device=device)
+            if output == "hsoftmax":
+                lengths = model.out.mask.sum(1).double().cpu()
+                depth = float((lengths[tgt]).mean())
+        rows.append(
+            {
+                "vocab_size": V,
+                "full_tokens_per_s": speeds["full"],
+                "hsoftmax_tokens_per_s": speeds["hsoftmax"],
+                "speedup": speeds["hsoftmax"] / speeds["full"],
+                "mean_depth": depth,
+            }
+        )
+    return pd.DataFrame(rows)
