@@ -1,0 +1,228 @@
+"""The built book, opened in a real browser with no network beyond this machine.
+
+Needs ``_build/html`` (``make book``) and Debian's ``/usr/bin/chromium`` (``make browser``),
+driven by Playwright for Python (never ``playwright install``). Without them the tests skip
+with the reason -- except under ``CI=true``, where a missing prerequisite is a failure.
+
+What is checked: every request the pages make goes to 127.0.0.1; the first chapter loads,
+MathJax typesets its maths, a figure is shown, stored widgets render; the front page shows
+its figure; the references page lists every entry of ``book/references.bib``; no page of the
+built site references a script, style sheet, font or image on another machine. A screenshot
+of each page goes to ``_build/screenshots/`` (kept by CI as an artifact).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import tempfile
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+]
+LOCAL_SCHEMES = {"data", "blob", "about"}
+TIMEOUT_MS = 30_000
+
+
+def _missing(reason: str) -> None:
+    """Skip, or fail under CI=true, because a prerequisite is missing."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true and a prerequisite of the browser test is missing: {reason}")
+    pytest.skip(reason)
+
+
+def _first_chapter() -> Path:
+    """The built page of the first chapter (notebooks sort by their NN_ prefix)."""
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if not notebooks:
+        pytest.fail("no notebooks/NN_*.ipynb: the book has no chapter to open")
+    page = HTML / "notebooks" / f"{notebooks[0].stem}.html"
+    if not page.is_file():
+        pytest.fail(f"{page} is missing: the book was built without {notebooks[0].name}; "
+                    "rebuild it with `make book`")
+    return page
+
+
+def _bib_keys() -> list[str]:
+    text = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
+    return re.findall(r"^@\w+\s*\{\s*([^,\s]+)\s*,", text, flags=re.M)
+
+
+@pytest.fixture(scope="module")
+def site() -> str:
+    """Serve _build/html on 127.0.0.1 (a free port) for the module; yield the base URL."""
+    if not (HTML / "index.html").is_file():
+        _missing(f"{HTML / 'index.html'} not found; build the book first with `make book`")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # keep pytest output clean
+            pass
+
+    handler = functools.partial(Quiet, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser_context():
+    """A headless Chromium context with a fresh profile; records every request URL."""
+    if not CHROMIUM.is_file():
+        _missing(f"{CHROMIUM} not found; install it with `make browser` "
+                 "(apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed; `pip install -e '.[test]'`")
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    pw = sync_playwright().start()
+    try:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        context.requests = []  # type: ignore[attr-defined]
+        context.on("request", lambda req: context.requests.append(req.url))  # type: ignore[attr-defined]
+        yield context
+        context.close()
+    finally:
+        pw.stop()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _open(context, url: str):
+    """Open ``url``, wait until the network is idle, screenshot it; return (page, errors)."""
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    response = page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
+    assert response is not None and response.ok, f"{url} answered {response and response.status}"
+    page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+    return page, errors
+
+
+def _screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _assert_all_local(requests: list[str]) -> None:
+    remote = [u for u in requests
+              if urlparse(u).scheme not in LOCAL_SCHEMES and urlparse(u).hostname != "127.0.0.1"]
+    assert not remote, f"the pages reached beyond this machine: {remote}"
+
+
+SHOWN_IMAGES_JS = """
+(selector) => Array.from(document.querySelectorAll(selector))
+    .filter(img => img.complete && img.naturalWidth > 0).length
+"""
+
+
+def test_first_chapter_renders_offline(site: str, browser_context) -> None:
+    page_path = _first_chapter()
+    url = site + page_path.relative_to(HTML).as_posix()
+    page, errors = _open(browser_context, url)
+
+    # MathJax typeset the maths: each math block became an mjx-container, none failed.
+    page.wait_for_selector("mjx-container", timeout=TIMEOUT_MS)
+    n_math = page.locator("div.math, span.math").count()
+    n_typeset = page.locator("mjx-container").count()
+    assert n_math > 0, "the first chapter has no maths to typeset"
+    assert n_typeset >= n_math, f"only {n_typeset} of {n_math} formulas were typeset"
+    assert page.locator("mjx-merror").count() == 0, "MathJax reported a TeX error"
+
+    # A figure from the stored outputs is shown (decoded, non-zero size).
+    shown = page.evaluate(SHOWN_IMAGES_JS, ".cell_output img, figure img")
+    assert shown > 0, "no figure of the first chapter was displayed"
+
+    # Stored widget state renders into widgets (from the local widget manager).
+    if page.locator('script[type="application/vnd.jupyter.widget-state+json"]').count():
+        page.wait_for_selector(".jupyter-widgets", timeout=TIMEOUT_MS)
+
+    _screenshot(page, page_path.stem)
+    assert not errors, f"JavaScript errors on {url}: {errors}"
+    _assert_all_local(browser_context.requests)
+
+
+def test_front_page_and_references(site: str, browser_context) -> None:
+    page, errors = _open(browser_context, site + "book/intro.html")
+    page.wait_for_selector("mjx-container", timeout=TIMEOUT_MS)
+    assert page.evaluate(SHOWN_IMAGES_JS, "figure img") > 0, "the timeline figure is not shown"
+    _screenshot(page, "intro")
+    assert not errors, f"JavaScript errors on the front page: {errors}"
+
+    page, errors = _open(browser_context, site + "book/references.html")
+    entries = page.locator('[role="doc-biblioentry"]').count()
+    keys = _bib_keys()
+    assert keys, "book/references.bib has no entries"
+    assert entries >= len(keys), (
+        f"the references page lists {entries} entries, references.bib has {len(keys)}")
+    _screenshot(page, "references")
+    assert not errors, f"JavaScript errors on the references page: {errors}"
+    _assert_all_local(browser_context.requests)
+
+
+class _ResourceLinks(HTMLParser):
+    """Collect the URLs a page would load by itself (not the links a reader may click)."""
+
+    LOADS = {"script": "src", "img": "src", "iframe": "src", "source": "src",
+             "video": "src", "audio": "src", "embed": "src", "object": "data"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "link" and a.get("href") and (a.get("rel") or "") not in {
+                "index", "search", "next", "prev", "canonical", "author", "license"}:
+            self.urls.append(a["href"] or "")
+        elif tag in self.LOADS and a.get(self.LOADS[tag]):
+            self.urls.append(a[self.LOADS[tag]] or "")
+        for key in ("data-jupyter-widgets-cdn",):
+            if a.get(key):
+                self.urls.append(a[key] or "")
+
+
+def _is_remote(url: str) -> bool:
+    return url.startswith("//") or urlparse(url).scheme in {"http", "https", "ws", "wss", "ftp"}
+
+
+def test_no_page_loads_remote_resources() -> None:
+    if not (HTML / "index.html").is_file():
+        _missing(f"{HTML / 'index.html'} not found; build the book first with `make book`")
+    offenders: dict[str, list[str]] = {}
+    pages = sorted(HTML.rglob("*.html"))
+    for path in pages:
+        parser = _ResourceLinks()
+        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        remote = [u for u in parser.urls if _is_remote(u)]
+        if remote:
+            offenders[str(path.relative_to(HTML))] = remote
+    css_remote = [str(p.relative_to(HTML)) for p in (HTML / "_static").rglob("*.css")
+                  if re.search(r"""(url\(\s*['"]?|@import\s+['"])(https?:)?//""",
+                               p.read_text(encoding="utf-8", errors="replace"))]
+    assert len(pages) > 3, f"only {len(pages)} HTML pages in {HTML}"
+    assert not offenders, f"pages that load remote resources: {offenders}"
+    assert not css_remote, f"style sheets that load remote resources: {css_remote}"
