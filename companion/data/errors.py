@@ -1,0 +1,25 @@
+"""The errors the data layer raises, each with a message that says what to do next."""
+
+from __future__ import annotations
+
+
+class DataUnavailableError(RuntimeError):
+    """Every route to a dataset failed.
+
+    Attributes:
+        dataset: the registry name of the dataset.
+        attempts: ``(route description, error text)`` for every route that was tried, in order.
+    """
+
+    def __init__(self, message: str, dataset: str, attempts: list[tuple[str, str]]):
+        super().__init__(message)
+        self.dataset = dataset
+        self.attempts = list(attempts)
+
+
+class UnknownDatasetError(ValueError):
+    """A dataset name that is not in the registry."""
+
+
+class ChecksumError(ValueError):
+    """What was fetched does not have the sha256 the registry records."""

