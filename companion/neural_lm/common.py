@@ -12,13 +12,13 @@ hands ``h`` to an output layer (full softmax or hierarchical softmax). The base 
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from ..evaluate import perplexity
 from .hsoftmax import HierarchicalSoftmax
 from .output import FullSoftmax, check_targets
 from .tree import BinaryTree, balanced_tree, huffman_tree
@@ -220,7 +220,7 @@ def perplexity_of_model(model: NeuralLM, contexts: torch.Tensor, targets: torch.
     lp = token_log_probs(model, contexts, targets, batch_size=batch_size)
     if lp.numel() == 0:
         raise ValueError("no examples to evaluate")
-    return math.exp(-float(lp.mean()))
+    return perplexity(-float(lp.sum()), lp.numel())
 
 
 def perplexity_evaluator(
@@ -231,7 +231,7 @@ def perplexity_evaluator(
 
     def evaluate(model: nn.Module) -> dict[str, float]:
         lp = token_log_probs(model, contexts, targets, batch_size=batch_size)  # type: ignore[arg-type]
-        nll = -float(lp.mean())
-        return {f"{prefix}_loss": nll, f"{prefix}_ppl": math.exp(nll)}
+        nll_sum = -float(lp.sum())
+        return {f"{prefix}_loss": nll_sum / lp.numel(), f"{prefix}_ppl": perplexity(nll_sum, lp.numel())}
 
     return evaluate

@@ -21,6 +21,8 @@ from typing import Callable, Sequence, Union
 import numpy as np
 import torch
 
+from ..evaluate import perplexity
+
 __all__ = ["LogProbs", "as_log_probs", "interpolate", "tune_weight", "MixtureResult", "mix"]
 
 LogProbs = Union[Sequence[float], np.ndarray, torch.Tensor, Callable[[], object]]
@@ -61,7 +63,7 @@ def interpolate(logp_a: LogProbs, logp_b: LogProbs, weight: float) -> torch.Tens
 
 
 def _ppl(logp: torch.Tensor) -> float:
-    return math.exp(-float(logp.mean()))
+    return perplexity(-float(logp.sum()), logp.numel())
 
 
 def tune_weight(

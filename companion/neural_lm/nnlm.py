@@ -169,12 +169,13 @@ class NNLM(NeuralLM):
     def W(self) -> torch.Tensor:
         """Direct-connection weights ``[V, (n-1) m]`` (a view; full softmax with ``direct``)."""
         if not self.config.direct:
-            raise AttributeError("this NNLM has no direct connections (config.direct=False)")
+            # ValueError, not AttributeError: nn.Module would swallow the latter and say "no attribute 'W'"
+            raise ValueError("this NNLM has no direct connections (config.direct=False), so it has no W")
         return self._out_weight()[:, self.config.h :]
 
     def _out_weight(self) -> torch.Tensor:
         if not isinstance(self.out, FullSoftmax):
-            raise AttributeError("U and W are rows of the full softmax; a tree has node vectors instead")
+            raise ValueError("U and W are blocks of the full softmax's weight; a tree has node vectors instead")
         return self.out.weight
 
     @property

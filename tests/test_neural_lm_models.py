@@ -1,0 +1,222 @@
+"""NNLM and log-bilinear LM: shapes, distributions, parameter counts, bad inputs, seeding,
+and a tiny training run through companion.train.fit."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from companion.neural_lm import (
+    LBL,
+    NNLM,
+    LBLConfig,
+    NNLMConfig,
+    balanced_tree,
+    iterate_minibatches,
+    ngram_examples,
+    paper_parameter_count,
+    perplexity_evaluator,
+    perplexity_of_model,
+    token_log_probs,
+)
+from companion.train import TrainConfig, fit
+
+V = 30
+
+
+def markov_stream(n_tokens: int, seed: int) -> torch.Tensor:
+    """A Markov source: next = perm[prev] + one of {0, 1, 2} (mod V), uniformly. The best possible
+    perplexity is 3; a uniform guess scores V = 30."""
+    perm = torch.randperm(V, generator=torch.Generator().manual_seed(123)).tolist()
+    g = torch.Generator().manual_seed(seed)
+    noise = torch.randint(0, 3, (n_tokens,), generator=g).tolist()
+    ids = [0]
+    for t in range(n_tokens - 1):
+        ids.append((perm[ids[-1]] + noise[t]) % V)
+    return torch.tensor(ids)
+
+
+def counts_of(ids: torch.Tensor) -> list[int]:
+    return (torch.bincount(ids, minlength=V) + 1).tolist()
+
+
+MODELS = {
+    "nnlm-full-direct": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, direct=True)),
+    "nnlm-full": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, direct=False)),
+    "nnlm-h0": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=0, direct=True)),
+    "nnlm-hs-huffman": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax"), counts=list(range(1, V + 1))),
+    "nnlm-hs-balanced": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax", tree="balanced")),
+    "lbl-full": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8)),
+    "lbl-untied": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8, tie=False)),
+    "lbl-hs": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8, output="hsoftmax", tree="balanced")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_shapes_and_distributions(name):
+    model = MODELS[name]()
+    ctx = torch.randint(0, V, (6, 2), generator=torch.Generator().manual_seed(0))
+    tgt = torch.randint(0, V, (6,), generator=torch.Generator().manual_seed(1))
+    lp = model.log_prob(ctx, tgt)
+    assert lp.shape == (6,) and (lp <= 0).all()
+    table = model.log_probs_all(ctx)
+    assert table.shape == (6, V)
+    assert torch.allclose(table.exp().sum(1), torch.ones(6), atol=1e-5)
+    assert torch.allclose(table.gather(1, tgt[:, None]).squeeze(1), lp, atol=1e-5)
+    assert torch.allclose(model(ctx, tgt), lp) and torch.allclose(model(ctx), table)
+    p = model.next_word_distribution([3, 4])
+    assert p.shape == (V,) and abs(float(p.sum()) - 1) < 1e-5 and (p >= 0).all()
+    assert model.next_word_distribution(ctx).shape == (6, V)
+    loss = model.loss((ctx, tgt))
+    assert loss.dim() == 0 and torch.isclose(loss, -lp.mean(), atol=1e-5)
+    loss.backward()
+    assert all(p.grad is not None for p in model.parameters())
+    assert model.embeddings.shape == (V, 8)
+
+
+def test_nnlm_logits_are_b_plus_Wx_plus_U_tanh():
+    torch.manual_seed(0)
+    model = NNLM(NNLMConfig(vocab_size=V, n=4, m=5, h=7, direct=True))
+    with torch.no_grad():
+        model.out.bias.normal_()
+    ctx = torch.randint(0, V, (3, 3))
+    x = torch.cat([model.C.weight[ctx[:, i]] for i in range(3)], dim=1)  # concatenation, by hand
+    a = torch.tanh(x @ model.H.weight.T + model.H.bias)
+    y = model.out.bias + x @ model.W.T + a @ model.U.T
+    assert model.U.shape == (V, 7) and model.W.shape == (V, 15)
+    assert torch.allclose(model.logits(ctx), y, atol=1e-5)
+    assert torch.allclose(torch.log_softmax(y, -1), model.log_probs_all(ctx), atol=1e-5)
+    no_direct = NNLM(NNLMConfig(vocab_size=V, n=4, m=5, h=7, direct=False))
+    with pytest.raises(ValueError, match="no direct"):
+        no_direct.W
+
+
+@pytest.mark.parametrize("direct", [True, False])
+@pytest.mark.parametrize("n,m,h", [(5, 60, 50), (3, 4, 9), (2, 1, 1)])
+def test_parameter_count_matches_the_paper_formula(n, m, h, direct):
+    model = NNLM(NNLMConfig(vocab_size=97, n=n, m=m, h=h, direct=direct))
+    assert model.num_parameters() == paper_parameter_count(97, n, m, h, direct)
+    # the chapter's bias-free version, (n m + h)|V| + (n-1) m h, differs by the |V| + h biases
+    if direct:
+        assert paper_parameter_count(97, n, m, h) - (97 + h) == (n * m + h) * 97 + (n - 1) * m * h
+
+
+def test_lbl_prediction_is_sum_of_position_matrices():
+    model = LBL(LBLConfig(vocab_size=V, n=4, m=6))
+    ctx = torch.randint(0, V, (5, 3))
+    r = model.R.weight
+    r_hat = sum(r[ctx[:, i]] @ model.C[i].T for i in range(3))
+    assert torch.allclose(model.features(ctx), r_hat, atol=1e-6)
+    scores = r_hat @ r.T + model.out.bias  # tied: the output vectors are the word vectors
+    assert model.out.weight is model.R.weight
+    assert torch.allclose(model.log_probs_all(ctx), torch.log_softmax(scores, -1), atol=1e-5)
+
+
+@pytest.mark.parametrize("cls,cfg", [(NNLM, NNLMConfig), (LBL, LBLConfig)])
+def test_bad_inputs_give_clear_errors(cls, cfg):
+    model = cls(cfg(vocab_size=V, n=3, m=4))
+    good = torch.zeros(2, 2, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"\[N, 2\]"):
+        model.log_prob(torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"\[0, 30\)"):
+        model.loss((torch.full((2, 2), V), torch.zeros(2, dtype=torch.long)))
+    with pytest.raises(ValueError, match=r"\[0, 30\)"):
+        model.loss((good, torch.tensor([0, -1])))
+    with pytest.raises(TypeError, match="integer"):
+        model.loss((good.float(), torch.zeros(2, dtype=torch.long)))
+    with pytest.raises(TypeError, match="pair"):
+        model.loss(good)
+    with pytest.raises(ValueError, match="n must be >= 2"):
+        cls(cfg(vocab_size=V, n=1))
+    with pytest.raises(ValueError, match="vocab_size"):
+        cls(cfg(vocab_size=1))
+    with pytest.raises(ValueError, match="output"):
+        cls(cfg(vocab_size=V, output="softmax"))
+    with pytest.raises(ValueError, match="counts"):
+        cls(cfg(vocab_size=V, output="hsoftmax", tree="huffman"))
+    with pytest.raises(ValueError, match="leaves"):
+        cls(cfg(vocab_size=V, output="hsoftmax"), tree=balanced_tree(V + 1))
+    with pytest.raises(TypeError, match="int"):
+        cls(cfg(vocab_size=V, m=2.5))
+    with pytest.raises(TypeError, match="Config"):
+        cls({"vocab_size": V})
+
+
+def test_nnlm_specific_bad_inputs():
+    with pytest.raises(ValueError, match="direct=True"):
+        NNLM(NNLMConfig(vocab_size=V, h=0, direct=False))
+    with pytest.raises(ValueError, match="h"):
+        NNLM(NNLMConfig(vocab_size=V, h=-1))
+    with pytest.raises(ValueError, match="n must be >= 2"):
+        ngram_examples([1, 2, 3], 1)
+    with pytest.raises(ValueError, match="at least"):
+        ngram_examples([1, 2], 3)
+
+
+def test_seeded_construction_and_training_are_deterministic():
+    a = NNLM(NNLMConfig(vocab_size=V, n=3, m=4, h=5), seed=3)
+    b = NNLM(NNLMConfig(vocab_size=V, n=3, m=4, h=5), seed=3)
+    c = NNLM(NNLMConfig(vocab_size=V, n=3, m=4, h=5), seed=4)
+    for (k, p), q, r in zip(a.state_dict().items(), b.state_dict().values(), c.state_dict().values()):
+        assert torch.equal(p, q), k
+    assert not all(torch.equal(p, r) for p, r in zip(a.state_dict().values(), c.state_dict().values()))
+    ctx, tgt = ngram_examples(markov_stream(400, 0), 3)
+    cfg = TrainConfig(epochs=1, lr=1e-2, progress=False, device="cpu")
+    h1 = fit(a, lambda e: iterate_minibatches(ctx, tgt, batch_size=64, seed=e), config=cfg)
+    h2 = fit(b, lambda e: iterate_minibatches(ctx, tgt, batch_size=64, seed=e), config=cfg)
+    assert h1.step_loss == h2.step_loss
+
+
+@pytest.mark.parametrize("kind", ["nnlm-full-direct", "nnlm-hs-huffman", "lbl-full"])
+def test_tiny_training_run_beats_uniform(kind):
+    torch.manual_seed(0)
+    train_ids, valid_ids = markov_stream(3000, 0), markov_stream(600, 1)
+    ctx, tgt = ngram_examples(train_ids, 3)
+    vctx, vtgt = ngram_examples(valid_ids, 3)
+    if kind == "nnlm-hs-huffman":
+        model = NNLM(NNLMConfig(vocab_size=V, n=3, m=16, h=32, output="hsoftmax"), counts=counts_of(train_ids))
+    elif kind == "lbl-full":
+        model = LBL(LBLConfig(vocab_size=V, n=3, m=16))
+    else:
+        model = NNLM(NNLMConfig(vocab_size=V, n=3, m=16, h=32))
+    before = perplexity_of_model(model, vctx, vtgt)
+    hist = fit(
+        model,
+        lambda e: iterate_minibatches(ctx, tgt, batch_size=64, seed=e),
+        config=TrainConfig(epochs=6, lr=2e-2, progress=False, device="cpu", monitor="val_ppl"),
+        evaluate=perplexity_evaluator(vctx, vtgt),
+    )
+    after = perplexity_of_model(model, vctx, vtgt)
+    assert before > 0.8 * V  # starts near uniform
+    # the source has 3 equally likely next words; a good model approaches perplexity 3
+    assert 3.0 < after < 4.0, (kind, before, after)
+    assert hist.best is not None and math.isclose(hist.best["val_ppl"], after, rel_tol=1e-5)
+    lp = token_log_probs(model, vctx, vtgt, batch_size=100)
+    assert lp.dtype == torch.float64 and lp.shape == vtgt.shape
+
+
+def test_iterate_minibatches_covers_everything_once():
+    x = torch.arange(10)
+    y = torch.arange(10) * 2
+    seen = torch.cat([a for a, _ in iterate_minibatches(x, y, batch_size=3, seed=1)])
+    assert sorted(seen.tolist()) == list(range(10))
+    for a, b in iterate_minibatches(x, y, batch_size=4, seed=1):
+        assert torch.equal(b, a * 2)
+    with pytest.raises(ValueError, match="same first"):
+        list(iterate_minibatches(x, y[:3], batch_size=2))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("output", ["full", "hsoftmax"])
+def test_nnlm_on_cuda_matches_cpu(output):
+    cpu = NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output=output, tree="balanced"))
+    gpu = NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output=output, tree="balanced"), device="cuda")
+    ctx, tgt = ngram_examples(markov_stream(200, 0), 3)
+    assert torch.allclose(cpu.log_prob(ctx, tgt), gpu.log_prob(ctx.cuda(), tgt.cuda()).cpu(), atol=1e-4)
+    gpu.loss((ctx.cuda(), tgt.cuda())).backward()
+    hist = fit(gpu, [(ctx, tgt)] * 5, config=TrainConfig(epochs=2, progress=False, device="cuda"))
+    assert hist.steps == 10 and next(gpu.parameters()).device.type == "cuda"
+    p = gpu.next_word_distribution([1, 2])
+    assert p.device.type == "cuda" and abs(float(p.sum()) - 1) < 1e-4
