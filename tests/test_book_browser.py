@@ -1,6 +1,7 @@
 """The built book, opened in a real browser with no network beyond this machine.
 
-Needs ``_build/html`` (``make book``) and Debian's ``/usr/bin/chromium`` (``make browser``),
+Needs ``_build/html`` (``make book``) and Debian's ``/usr/bin/chromium`` (``make browser``;
+``$BOOK_CHROMIUM`` overrides the path),
 driven by Playwright for Python (never ``playwright install``). Without them the tests skip
 with the reason -- except under ``CI=true``, where a missing prerequisite is a failure.
 
@@ -31,7 +32,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium; BOOK_CHROMIUM points elsewhere where there is no apt-get.
+CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
