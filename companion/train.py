@@ -260,6 +260,11 @@ def fit(
         for batch in epoch_batches:
             batch = to_device(batch, device)
             loss = loss_fn(model, batch)
+            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                raise ValueError(
+                    f"loss_fn must return a scalar tensor, got {type(loss).__name__}"
+                    f"{tuple(loss.shape) if isinstance(loss, torch.Tensor) else ''}; reduce it with .mean() or .sum()"
+                )
             if not torch.isfinite(loss):
                 raise ValueError(
                     f"loss became {loss.item()} at step {hist.steps}; lower the learning rate "
@@ -296,6 +301,10 @@ def fit(
         if not config.eval_every and run_eval():
             hist.stopped_early = True
             break
+    # The final weights are always evaluated: max_steps can stop mid-epoch, and eval_every need
+    # not divide the number of steps; otherwise restore_best could never pick them (or nothing).
+    if evaluate is not None and not hist.stopped_early and (not hist.evals or hist.evals[-1]["step"] != hist.steps):
+        run_eval()
     hist.seconds = time.perf_counter() - start
     if config.restore_best and best_state is not None:
         model.load_state_dict(best_state)
