@@ -260,7 +260,7 @@ def fit(
         for batch in epoch_batches:
             batch = to_device(batch, device)
             loss = loss_fn(model, batch)
-            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
                 raise ValueError(
                     f"loss_fn must return a scalar tensor, got {type(loss).__name__}"
                     f"{tuple(loss.shape) if isinstance(loss, torch.Tensor) else ''}; reduce it with .mean() or .sum()"
