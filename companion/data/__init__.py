@@ -14,7 +14,7 @@ from .brown import GENRES, BrownCorpus, BrownFile, load_brown, parse_brown_file
 from .corpora import MobyDick, SotuAddress, SotuCorpus, load_moby_dick, load_sotu, parse_moby_dick
 from .errors import ChecksumError, DataUnavailableError, UnknownDatasetError
 from .evalsets import load_google_analogies, load_simlex999, load_wordsim353
-from .fetch import cache_status, data_dir, dataset_dir, ensure, fetch, tree_sha256
+from .fetching import cache_status, data_dir, dataset_dir, ensure, fetch, tree_sha256
 from .registry import REGISTRY, Dataset, NpmSource, PipFileSource, UrlSource, get_dataset, names
 from .text import split_sentences, tokenize
 from .vocab import UnknownTokenError, Vocab

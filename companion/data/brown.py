@@ -188,7 +188,7 @@ def load_brown(root: str | os.PathLike | None = None) -> BrownCorpus:
         DataUnavailableError: if the corpus is not cached and cannot be fetched.
     """
     if root is None:
-        from .fetch import ensure
+        from .fetching import ensure
 
         root = ensure("brown")
     root = Path(root)

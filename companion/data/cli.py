@@ -16,7 +16,7 @@ import sys
 from typing import Callable
 
 from .errors import DataUnavailableError, UnknownDatasetError
-from .fetch import cache_status, data_dir, dataset_dir, ensure, fetch
+from .fetching import cache_status, data_dir, dataset_dir, ensure, fetch
 from .registry import REGISTRY, get_dataset
 
 

@@ -90,7 +90,7 @@ def load_sotu(root: str | os.PathLike | None = None) -> SotuCorpus:
         233 addresses (measured), 1953 and 1961 have two each (outgoing and incoming president).
     """
     if root is None:
-        from .fetch import ensure
+        from .fetching import ensure
 
         root = ensure("sotu")
     paths = sorted(Path(root).glob("data/*.json"))
@@ -186,7 +186,7 @@ def load_moby_dick(root: str | os.PathLike | None = None) -> MobyDick:
         root: a directory holding ``data/data.txt``; by default the verified cache.
     """
     if root is None:
-        from .fetch import ensure
+        from .fetching import ensure
 
         root = ensure("moby_dick")
     path = Path(root) / "data" / "data.txt"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 def _file(name: str, filename: str, root: str | os.PathLike | None) -> Path:
     if root is None:
-        from .fetch import ensure
+        from .fetching import ensure
 
         root = ensure(name)
     path = Path(root) / filename

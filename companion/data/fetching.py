@@ -221,7 +221,8 @@ def fetch(name: str | Dataset, *, force: bool = False, quiet: bool = False) -> P
                               file=sys.stderr)
                     return final
                 except Exception as err:  # every failure becomes a line of the final report
-                    attempts.append((label, f"{type(err).__name__}: {err}".strip()))
+                    why = str(err) if isinstance(err, RouteError) else f"{type(err).__name__}: {err}"
+                    attempts.append((label, why.strip()))
                 finally:
                     shutil.rmtree(stage, ignore_errors=True)
         raise DataUnavailableError(_unavailable_message(ds, attempts), ds.name, attempts)
@@ -450,7 +451,7 @@ def _url_route(src: UrlSource, ds: Dataset, stage: Path) -> str:
     except ValueError as err:  # pooch reports a hash mismatch as ValueError
         raise ChecksumError(str(err).strip()) from None
     except Exception as err:
-        raise RouteError(f"could not download {src.url}: {type(err).__name__}: {err}") from None
+        raise RouteError(f"{type(err).__name__}: {err}") from None
     finally:
         logger.setLevel(level)
     sha = _check_sha256(path, src.sha256, str(path))

@@ -2,7 +2,7 @@
 
 Each :class:`Dataset` says where its bytes come from (one or more *sources*, tried in order),
 the sha256 of what each source delivers, which files the parser reads, the sha256 of those
-files as a whole (the *tree hash*, see :func:`companion.data.fetch.tree_sha256`), the loader that
+files as a whole (the *tree hash*, see :func:`companion.data.fetching.tree_sha256`), the loader that
 parses them, a license line and a canonical URL for readers who prefer to download by hand.
 
 Three kinds of source:
