@@ -44,9 +44,10 @@ def _check_names(names: list[str]) -> None:
 
 
 def cmd_list(verify: bool) -> int:
+    """Print one line per dataset: name, version, first source, size, cache status, license."""
     rows = [("name", "version", "source", "MB", "status", "license")]
     for ds in REGISTRY.values():
-        rows.append((ds.name, ds.version, ds.sources[0].describe(), f"{ds.size_mb:.1f}" if ds.size_mb else "<0.1",
+        rows.append((ds.name, ds.version, ds.sources[0].describe(), f"{ds.size_mb:g}",
                      cache_status(ds, verify=verify), ds.license))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
@@ -56,6 +57,7 @@ def cmd_list(verify: bool) -> int:
 
 
 def cmd_fetch(names: list[str], all_: bool, force: bool, quiet: bool) -> int:
+    """Fetch the named datasets (or all); 1 if any could not be fetched, 2 for a usage error."""
     if all_ == bool(names):
         print(f"error: give dataset names or --all (not both); known datasets: {', '.join(REGISTRY)}",
               file=sys.stderr)
@@ -126,6 +128,7 @@ def _stats_analogies() -> str:
 
 
 def cmd_stats(names: list[str]) -> int:
+    """Parse cached (or fetch) datasets and print their sizes."""
     from .evalsets import load_simlex999, load_wordsim353
 
     table = {"brown": _stats_brown, "sotu": _stats_sotu, "moby_dick": _stats_moby,

@@ -121,6 +121,7 @@ class Chapter:
 
     @property
     def text(self) -> str:
+        """The chapter's paragraphs joined by blank lines."""
         return "\n\n".join(self.paragraphs)
 
 
@@ -144,6 +145,7 @@ class MobyDick:
 
     @property
     def text(self) -> str:
+        """The whole book (without chapter headings), paragraphs joined by blank lines."""
         return "\n\n".join(c.text for c in self.chapters)
 
 

