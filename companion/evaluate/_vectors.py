@@ -108,6 +108,10 @@ class WordLookup:
         n_allowed: rows ``[0, n_allowed)`` are the allowed ones (the most frequent words).
         rows: folded word -> its first (most frequent) row among the allowed rows.
         canon: for each allowed row, the first row sharing its folded word (-1: no word).
+        variants: [n_allowed, k]: for each canonical row, every allowed row with the same
+            folded word (padded by repeating the first), so that excluding a word and its case
+            variants is one scatter.
+        no_word: allowed rows that no word maps to (never answers).
         fold: the folding function (``str.upper`` or identity).
     """
 
@@ -115,6 +119,8 @@ class WordLookup:
     n_allowed: int
     rows: dict[str, int]
     canon: torch.Tensor
+    variants: torch.Tensor
+    no_word: torch.Tensor
     fold: Callable[[str], str]
 
     def get(self, word: str) -> int | None:
@@ -145,14 +151,27 @@ def build_lookup(
     fold = _fold(case_insensitive)
     rows: dict[str, int] = {}
     canon = [-1] * n_allowed
+    extra: dict[int, list[int]] = {}  # canonical row -> its other case variants
     for r in range(n_allowed):
         w = words[r]
         if w is None:
             continue
         if not isinstance(w, str):
             raise ValueError(f"index holds a non-string key {w!r} at row {r}")
-        canon[r] = rows.setdefault(fold(w), r)
-    return WordLookup(words, n_allowed, rows, torch.tensor(canon, dtype=torch.long, device=device), fold)
+        c = canon[r] = rows.setdefault(fold(w), r)
+        if c != r:
+            extra.setdefault(c, []).append(r)
+    k = 1 + max((len(v) for v in extra.values()), default=0)
+    variants = torch.arange(n_allowed, dtype=torch.long).unsqueeze(1).repeat(1, k)
+    for c, others in extra.items():
+        variants[c, 1:1 + len(others)] = torch.tensor(others)
+    return WordLookup(
+        words, n_allowed, rows,
+        canon=torch.tensor(canon, dtype=torch.long, device=device),
+        variants=variants.to(device),
+        no_word=torch.tensor([r for r in range(n_allowed) if canon[r] < 0], dtype=torch.long, device=device),
+        fold=fold,
+    )
 
 
 def check_pairs_like(items: Sequence[Any], width: int, what: str) -> None:

@@ -68,9 +68,9 @@ def analogy_scores(
     (unit-length rows). No word is excluded here; :func:`analogy` masks the inputs."""
     if method == "3cosadd":
         return (unit[qb] - unit[qa] + unit[qc]) @ unit.T
-    cos_a = (unit[qa] @ unit.T).add_(1).mul_(0.5)
-    cos_b = (unit[qb] @ unit.T).add_(1).mul_(0.5)
-    cos_c = (unit[qc] @ unit.T).add_(1).mul_(0.5)
+    # one matrix product for the three cosines, then shift them to [0, 1] in place
+    cos = (unit[torch.cat([qa, qb, qc])] @ unit.T).add_(1).mul_(0.5)
+    cos_a, cos_b, cos_c = cos.chunk(3)
     return cos_b.mul_(cos_c).div_(cos_a.add_(epsilon))
 
 
@@ -128,15 +128,16 @@ def analogy(
 
     predictions: list[str | None] = [None] * len(questions)
     correct = [False] * len(questions)
-    no_word = canon < 0
     for start in range(0, len(rows), batch_size):
         block = torch.tensor(rows[start:start + batch_size], dtype=torch.long, device=mat.device)
         qa, qb, qc, qd = block.unbind(1)
         scores = analogy_scores(unit, qa, qb, qc, method, epsilon)
         # the inputs (and their case variants) are never answers; nor are rows without a word
-        excluded = (canon[None, :] == qa[:, None]) | (canon[None, :] == qb[:, None])
-        excluded |= (canon[None, :] == qc[:, None]) | no_word[None, :]
-        top, best = scores.masked_fill_(excluded, float("-inf")).max(dim=1)
+        inputs = torch.cat([lookup.variants[qa], lookup.variants[qb], lookup.variants[qc]], dim=1)
+        scores.scatter_(1, inputs, float("-inf"))
+        if lookup.no_word.numel():
+            scores[:, lookup.no_word] = float("-inf")
+        top, best = scores.max(dim=1)
         hit = ((canon[best] == qd) & torch.isfinite(top)).cpu().tolist()
         found = torch.isfinite(top).cpu().tolist()
         for j, (b, h, f) in enumerate(zip(best.cpu().tolist(), hit, found)):
