@@ -172,6 +172,9 @@ def test_register_refuses_a_duplicate_from_another_module(toy):
         (2.0, torch.tensor(2.0), True),
         (2.0, "2.0", False),
         (None, None, True),
+        (1.0, np.True_, False),
+        (1.0, np.str_("1.0"), False),
+        (np.float32(0.5), 0.5, True),
     ],
 )
 def test_compare(expected, got, ok):

@@ -186,7 +186,9 @@ def _to_array(x: Any) -> np.ndarray | None:
 
 
 def _is_real(x: Any) -> bool:
-    return isinstance(x, Number) and not isinstance(x, (bool, complex)) or isinstance(x, np.generic) and np.isrealobj(x)
+    if isinstance(x, (bool, np.bool_, complex, np.complexfloating)):
+        return False
+    return isinstance(x, (int, float, np.integer, np.floating)) or (isinstance(x, Number) and hasattr(x, "__float__"))
 
 
 def compare(expected: Any, got: Any, rtol: float = 1e-6, atol: float = 1e-9, where: str = "") -> str | None:
