@@ -1,0 +1,125 @@
+"""What CBOW and skip-gram share: two embedding matrices and an output layer.
+
+word2vec keeps two matrices (the seed's "two matrices"): the *input* vectors ``v_w`` (the C
+code's ``syn0``, the vectors everybody uses) and the *output* vectors ``u`` of the output layer
+(``syn1neg`` per word for negative sampling and the full softmax, ``syn1`` per tree node for the
+hierarchical softmax). The architectures differ only in how the hidden vector ``h`` is made from
+the input vectors -- see :mod:`.skipgram` and :mod:`.cbow`.
+
+Two ways to train, which compute the same update (the tests check it):
+
+* ``loss(batch)``: autograd; the mean loss of the batch, for :func:`companion.train.fit`
+  and for the gradient checks;
+* ``sgd_step(batch, lr)``: the C code's plain SGD, written by hand for a whole batch -- no
+  autograd graph, no gradient tensors, only the rows the batch touches are read and written.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..neural_lm.tree import huffman_tree
+from .heads import OUTPUTS, FullSoftmax, HierarchicalSoftmax, NegativeSampling
+from .pairs import Word2VecBatch
+
+__all__ = ["Word2VecModel"]
+
+
+class Word2VecModel(nn.Module):
+    """Input vectors plus an output layer; subclasses define the hidden vector.
+
+    Args:
+        counts: ``[V]`` word counts (sorted or not) -- they size the vocabulary and build the
+            Huffman tree (``hs``) or the noise table (``neg``).
+        dim: vector size ``d``.
+        output: ``"full"``, ``"hs"`` or ``"neg"``.
+        negative: noise words per example (``neg`` only).
+        power: noise exponent (``neg`` only).
+        seed: seeds the initial input vectors and the noise sampler.
+    """
+
+    arch = "?"
+
+    def __init__(self, counts: torch.Tensor, dim: int = 100, *, output: str = "neg", negative: int = 5, power: float = 0.75, seed: int = 0):
+        super().__init__()
+        counts = torch.as_tensor(counts)
+        if counts.dim() != 1 or counts.numel() < 2:
+            raise ValueError(f"counts must be a 1-D tensor with one count per word (>= 2 words), got shape {tuple(counts.shape)}")
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS} (full softmax, hierarchical softmax, negative sampling), got {output!r}")
+        V = int(counts.numel())
+        self.vocab_size, self.dim, self.output = V, dim, output
+        gen = torch.Generator().manual_seed(int(seed))
+        # C code: syn0 uniform in [-0.5/d, 0.5/d); output vectors zero
+        self.in_vectors = nn.Parameter((torch.rand(V, dim, generator=gen) - 0.5) / dim)
+        if output == "full":
+            self.head: nn.Module = FullSoftmax(V, dim)
+        elif output == "hs":
+            self.head = HierarchicalSoftmax(dim, huffman_tree(counts.tolist()))
+        else:
+            self.head = NegativeSampling(V, dim, counts, negative=negative, power=power, seed=seed + 1)
+
+    @property
+    def sparse_grad(self) -> bool:
+        """Whether autograd gives the embedding matrices sparse gradients (only touched rows)."""
+        return bool(getattr(self, "_sparse_grad", False))
+
+    @sparse_grad.setter
+    def sparse_grad(self, value: bool) -> None:
+        self._sparse_grad = bool(value)
+        self.head.sparse_grad = bool(value)
+
+    @property
+    def out_vectors(self) -> torch.Tensor:
+        """The output layer's matrix: ``[V, d]`` word vectors (full/neg) or ``[V-1, d]`` node vectors (hs)."""
+        return self.head.weight
+
+    # -- subclasses ------------------------------------------------------------------------
+    def hidden(self, batch: Word2VecBatch) -> torch.Tensor:
+        """``[B, d]`` hidden vectors of the batch's examples (differentiable)."""
+        raise NotImplementedError
+
+    def _push_input_error(self, batch: Word2VecBatch, e: torch.Tensor) -> None:
+        """Add the error ``e`` ([B, d]) to the input vectors that made ``h``."""
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------------------------
+    def _check_batch(self, batch: Word2VecBatch) -> None:
+        if not isinstance(batch, Word2VecBatch):
+            raise TypeError(f"expected a Word2VecBatch (see companion.word2vec.epoch_batches), got {type(batch).__name__}")
+        for name in ("inputs", "targets"):
+            t = getattr(batch, name)
+            if t.numel() and (int(t.min()) < 0 or int(t.max()) >= self.vocab_size):
+                raise ValueError(f"batch.{name} holds ids outside 0..{self.vocab_size - 1}; encode with the model's vocabulary")
+
+    def example_loss(self, batch: Word2VecBatch) -> torch.Tensor:
+        """Per-example loss ``[B]`` through autograd (NEG draws fresh noise words)."""
+        self._check_batch(batch)
+        return self.head.loss(self.hidden(batch), batch.targets)
+
+    def loss(self, batch: Word2VecBatch) -> torch.Tensor:
+        """Mean loss of the batch (what :func:`companion.train.fit` minimises)."""
+        return self.example_loss(batch).mean()
+
+    @torch.no_grad()
+    def sgd_step(self, batch: Word2VecBatch, lr: float) -> float:
+        """One hand-written SGD step of the C code on a whole batch; returns the mean loss.
+
+        Equals a gradient step on the *summed* loss of the batch with step size ``lr`` (for
+        CBOW, with the C code's convention for the context words -- see :mod:`.cbow`).
+        """
+        if not (isinstance(lr, (int, float)) and lr > 0):
+            raise ValueError(f"lr must be a positive number, got {lr!r}")
+        h = self.hidden(batch)
+        e, loss = self.head.sgd_update(h, batch.targets, lr)
+        self._push_input_error(batch, e)
+        return float(loss) / max(1, batch.targets.numel())
+
+    def vectors(self, which: str = "input") -> torch.Tensor:
+        """The word vectors to use: see :func:`companion.word2vec.export.combine`."""
+        from .export import combine
+
+        return combine(self, which)

@@ -1,0 +1,35 @@
+"""Skip-gram (Mikolov et al. 2013a): one word predicts another word of its window.
+
+``h = v_{w_I}``: the hidden vector is just the input word's vector, so the model is a
+log-bilinear classifier ``p(w_O | w_I) ~ exp(u_{w_O} . v_{w_I})`` (with a cheap surrogate of the
+softmax, see :mod:`.heads`). Every (input, output) pair of a window is its own example, which is
+why skip-gram costs about ``2 * mean window`` times more than CBOW per corpus word.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .heads import gather_rows
+from .model import Word2VecModel
+from .pairs import Word2VecBatch
+
+__all__ = ["SkipGram"]
+
+
+class SkipGram(Word2VecModel):
+    """Skip-gram; see :class:`~.model.Word2VecModel` for the arguments.
+
+    Example:
+        >>> m = SkipGram(torch.tensor([5, 3, 2]), dim=4, output="neg", negative=2)
+        >>> m.in_vectors.shape, m.out_vectors.shape
+        (torch.Size([3, 4]), torch.Size([3, 4]))
+    """
+
+    arch = "sg"
+
+    def hidden(self, batch: Word2VecBatch) -> torch.Tensor:
+        return gather_rows(self.in_vectors, batch.inputs, self.sparse_grad)
+
+    def _push_input_error(self, batch: Word2VecBatch, e: torch.Tensor) -> None:
+        self.in_vectors.index_add_(0, batch.inputs, e)

@@ -1,0 +1,283 @@
+"""Training word2vec end to end: ``train_word2vec(sentences, Word2VecConfig(...))``.
+
+Two engines compute the same model:
+
+* ``engine="sgd"`` (default): the C code's plain SGD with a learning rate that decays linearly
+  from ``lr`` to ``lr * 1e-4`` over all epochs, written by hand for a batch of examples
+  (:meth:`~.model.Word2VecModel.sgd_step`): gather the rows the batch touches, a few small
+  batched products, ``index_add_`` the updates back.
+* ``engine="autograd"``: the book's one loop, :func:`companion.train.fit`, with
+  ``torch.optim.SGD`` on the mean loss (the learning rate is multiplied by the batch size so
+  that each example gets the same step as in the C code, and decays the same way). The
+  embedding lookups produce *sparse* gradients (only the touched rows), so the optimizer
+  never touches the whole matrices.
+
+Why a second loop: word2vec's whole point is that one update is tiny (``~(k+2) d`` numbers for
+skip-gram with negative sampling). At that size autograd's bookkeeping -- building the graph,
+materialising sparse gradient tensors, then having the optimizer coalesce and apply them --
+costs more than the arithmetic. The hand-written step does only the arithmetic, and was
+measured faster on the CPU (see ``benchmarks/bench_word2vec.py``, which times both engines
+against gensim in one run); both engines are tested to compute the same update (for CBOW's
+context words, up to the C code's convention explained in :mod:`.cbow`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import torch
+
+from ..device import get_device
+from ..train import History, TrainConfig, fit, seed_everything, to_device
+from .cbow import CBOW
+from .corpus import EncodedCorpus, Word2VecVocab, encode_corpus
+from .export import combine, save_word2vec_format
+from .heads import OUTPUTS
+from .model import Word2VecModel
+from .pairs import RULES, Word2VecBatch, count_training_words, epoch_batches
+from .skipgram import SkipGram
+
+__all__ = ["Word2VecConfig", "Word2VecResult", "train_word2vec", "make_model", "ENGINES", "learning_rate"]
+
+ENGINES = ("sgd", "autograd")
+ARCHS = ("sg", "cbow")
+
+
+@dataclass
+class Word2VecConfig:
+    """Hyperparameters, named and defaulted as in word2vec.c / gensim where they exist.
+
+    Attributes:
+        arch: ``"sg"`` (skip-gram) or ``"cbow"``.
+        output: ``"neg"`` (negative sampling), ``"hs"`` (hierarchical softmax) or ``"full"``.
+        dim: vector size (``-size``).
+        window: maximum window (``-window``); the actual one is drawn per centre.
+        negative: noise words per example (``-negative``, NEG only).
+        sample: subsampling threshold ``t`` (``-sample``; 0 = off).
+        subsample_rule: ``"c"`` (the C code's, as gensim) or ``"paper"``.
+        min_count: drop rarer words (``-min-count``).
+        max_vocab: keep at most this many words (``None``: all).
+        epochs: passes over the corpus (``-iter``).
+        lr: starting learning rate (``-alpha``); ``None``: 0.025 for skip-gram, 0.05 for CBOW.
+        min_lr_fraction: the rate decays linearly to ``lr * min_lr_fraction``.
+        batch_size: examples per step (skip-gram: pairs; CBOW: centres).
+        shuffle: shuffle examples within chunks (the C code does not).
+        engine: ``"sgd"`` (hand-written updates) or ``"autograd"`` (through ``companion.train.fit``).
+        seed: seeds the initial vectors, subsampling, windows and noise words.
+        device: ``None`` picks cuda > mps > cpu.
+        progress: show a progress bar (autograd engine: ``fit``'s bar).
+    """
+
+    arch: str = "sg"
+    output: str = "neg"
+    dim: int = 100
+    window: int = 5
+    negative: int = 5
+    sample: float = 1e-3
+    subsample_rule: str = "c"
+    min_count: int = 5
+    max_vocab: int | None = None
+    epochs: int = 5
+    lr: float | None = None
+    min_lr_fraction: float = 1e-4
+    batch_size: int = 2048
+    shuffle: bool = False
+    engine: str = "sgd"
+    seed: int = 0
+    device: str | None = None
+    progress: bool = False
+
+    @property
+    def start_lr(self) -> float:
+        """The starting learning rate (the arch's default when ``lr`` is ``None``)."""
+        if self.lr is not None:
+            return float(self.lr)
+        return 0.025 if self.arch == "sg" else 0.05
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first bad field and what it accepts."""
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch must be one of {ARCHS} (skip-gram, CBOW), got {self.arch!r}")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        if self.subsample_rule not in RULES:
+            raise ValueError(f"subsample_rule must be one of {RULES}, got {self.subsample_rule!r}")
+        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if self.max_vocab is not None and (not isinstance(self.max_vocab, int) or self.max_vocab < 2):
+            raise ValueError(f"max_vocab must be an int >= 2 or None, got {self.max_vocab!r}")
+        if not isinstance(self.sample, (int, float)) or not 0 <= self.sample < 1:
+            raise ValueError(f"sample must be in [0, 1) (1e-3 or 1e-5 are usual; 0 = off), got {self.sample!r}")
+        if self.lr is not None and not (isinstance(self.lr, (int, float)) and 0 < self.lr < 10 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be a positive number (0.025 skip-gram, 0.05 CBOW) or None, got {self.lr!r}")
+        if not 0 < self.min_lr_fraction <= 1:
+            raise ValueError(f"min_lr_fraction must be in (0, 1], got {self.min_lr_fraction!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+
+
+def learning_rate(config: Word2VecConfig, progress: float) -> float:
+    """The C code's schedule: ``lr * max(1 - progress, min_lr_fraction)``, progress in [0, 1]."""
+    return config.start_lr * max(1.0 - progress, config.min_lr_fraction)
+
+
+def make_model(counts: torch.Tensor, config: Word2VecConfig) -> Word2VecModel:
+    """The :class:`~.skipgram.SkipGram` or :class:`~.cbow.CBOW` the config describes."""
+    config.validate()
+    cls = SkipGram if config.arch == "sg" else CBOW
+    return cls(counts, config.dim, output=config.output, negative=config.negative, seed=config.seed)
+
+
+@dataclass
+class Word2VecResult:
+    """A trained model with its vocabulary and training record.
+
+    Attributes:
+        model: the trained :class:`~.model.Word2VecModel`.
+        vocab: its :class:`~.corpus.Word2VecVocab` (row ``i`` of the vectors is ``vocab.itos[i]``).
+        history: :class:`companion.train.History` (``items`` = corpus words, ``seconds``).
+        config: the :class:`Word2VecConfig` used.
+    """
+
+    model: Word2VecModel
+    vocab: Word2VecVocab
+    history: History
+    config: Word2VecConfig
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def index(self) -> dict[str, int]:
+        """word -> row, the index ``companion.evaluate`` takes."""
+        return self.vocab.stoi
+
+    @property
+    def words_per_second(self) -> float:
+        """Corpus words (before subsampling) per second of training, as gensim reports."""
+        return self.history.items_per_second
+
+    @property
+    def seconds_per_epoch(self) -> float:
+        return self.history.seconds / max(1, len(self.history.epoch_loss))
+
+    def vectors(self, which: str = "input") -> torch.Tensor:
+        """``[V, d]`` word vectors; ``which`` as in :func:`~.export.combine`."""
+        return combine(self.model, which)
+
+    def save(self, path: str, which: str = "input") -> Any:
+        """Write the vectors in the word2vec text format (gensim's ``load_word2vec_format`` reads it)."""
+        return save_word2vec_format(path, self.vocab.itos, self.vectors(which))
+
+    def summary(self) -> dict[str, Any]:
+        """One row for a results table."""
+        return {
+            "arch": self.config.arch,
+            "output": self.config.output,
+            "sample": self.config.sample,
+            "epochs": len(self.history.epoch_loss),
+            "final loss": self.history.epoch_loss[-1] if self.history.epoch_loss else float("nan"),
+            "s/epoch": self.seconds_per_epoch,
+            "words/s": self.words_per_second,
+        }
+
+
+def _train_sgd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig, device: torch.device) -> History:
+    hist = History()
+    bar = None
+    if config.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(corpus) * config.epochs, unit="word", unit_scale=True, leave=False)
+    start = time.perf_counter()
+    for epoch in range(config.epochs):
+        running, n = 0.0, 0
+        for batch in _batches(corpus, config, epoch):
+            batch = to_device(batch, device)
+            loss = model.sgd_step(batch, learning_rate(config, batch.progress))
+            if not math.isfinite(loss):
+                raise ValueError(f"loss became {loss} at step {hist.steps}; lower the learning rate")
+            hist.step_loss.append(loss)
+            hist.steps += 1
+            hist.items += batch.words
+            running += loss
+            n += 1
+            if bar is not None:
+                bar.update(batch.words)
+        if n == 0:
+            raise ValueError(f"epoch {epoch} produced no training examples; is the corpus too small for the window?")
+        hist.epoch_loss.append(running / n)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    hist.seconds = time.perf_counter() - start
+    if bar is not None:
+        bar.close()
+    return hist
+
+
+def _train_autograd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig) -> History:
+    model.sparse_grad = True
+    opt = torch.optim.SGD(model.parameters(), lr=config.start_lr)
+
+    def loss_fn(m: Word2VecModel, batch: Word2VecBatch) -> torch.Tensor:
+        # mean loss x batch size = summed loss: every example gets the C code's step
+        for g in opt.param_groups:
+            g["lr"] = learning_rate(config, batch.progress) * batch.targets.numel()
+        return m.loss(batch)
+
+    tc = TrainConfig(
+        epochs=config.epochs, lr=config.start_lr, optimizer="sgd", clip_grad_norm=None,
+        seed=config.seed, device=config.device, progress=config.progress, restore_best=False,
+    )
+    try:
+        return fit(model, lambda epoch: _batches(corpus, config, epoch), config=tc, loss_fn=loss_fn,
+                   optimizer=opt, count_fn=count_training_words)
+    finally:
+        model.sparse_grad = False
+
+
+def _batches(corpus: EncodedCorpus, config: Word2VecConfig, epoch: int):
+    return epoch_batches(
+        corpus, arch=config.arch, window=config.window, sample=config.sample, batch_size=config.batch_size,
+        epoch=epoch, epochs=config.epochs, seed=config.seed, shuffle=config.shuffle, rule=config.subsample_rule,
+    )
+
+
+def train_word2vec(
+    sentences: Sequence[Sequence[str]] | EncodedCorpus,
+    config: Word2VecConfig | None = None,
+    **overrides: Any,
+) -> Word2VecResult:
+    """Build the vocabulary, train, and return a :class:`Word2VecResult`.
+
+    Args:
+        sentences: a list of token lists (lower-cased with ``companion.data.tokenize``), or an
+            :class:`~.corpus.EncodedCorpus` to reuse one encoding across runs.
+        config: a :class:`Word2VecConfig`; ``overrides`` replace its fields
+            (``train_word2vec(sents, arch="cbow", epochs=1)``).
+
+    Example:
+        >>> sents = [["a", "b", "c", "a", "b"]] * 50
+        >>> res = train_word2vec(sents, dim=8, window=2, min_count=1, epochs=1, sample=0)
+        >>> res.vectors().shape
+        torch.Size([3, 8])
+    """
+    config = Word2VecConfig(**{**asdict(config or Word2VecConfig()), **overrides})
+    config.validate()
+    if isinstance(sentences, EncodedCorpus):
+        corpus = sentences
+    else:
+        corpus = encode_corpus(sentences, min_count=config.min_count, max_size=config.max_vocab)
+    device = get_device(config.device)
+    seed_everything(config.seed)
+    model = make_model(corpus.vocab.counts, config).to(device)
+    if config.engine == "sgd":
+        hist = _train_sgd(model, corpus, config, device)
+    else:
+        hist = _train_autograd(model, corpus, config)
+    return Word2VecResult(model, corpus.vocab, hist, config)
