@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from companion.word2vec import (
+    pairs_of,
     build_vocab,
     context_matrix,
     encode_corpus,
@@ -133,8 +134,9 @@ def test_pairs_at_distance_k_have_rate_window_minus_k_plus_1_over_window():
     # ids are re-numbered by the vocabulary; map back to positions through the words
     pos_of = torch.tensor([int(w[1:]) for w in corpus.vocab.itos])
     counts = torch.zeros(W + 1)
-    for b in epoch_batches(corpus, arch="sg", window=W, sample=0, batch_size=100_000, seed=0):
-        d = (pos_of[b.inputs] - pos_of[b.targets]).abs()
+    for b in epoch_batches(corpus, window=W, sample=0, batch_size=4096, seed=0):
+        inputs, targets = pairs_of(b)
+        d = (pos_of[inputs] - pos_of[targets]).abs()
         d = torch.minimum(d, V - d)
         counts += torch.bincount(d, minlength=W + 1)[: W + 1].float()
     per_centre = counts / n / 2  # per side
@@ -157,50 +159,64 @@ def test_context_matrix_respects_sentence_boundaries_and_window():
 
 # -- batches ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("arch", ["sg", "cbow"])
+def _pairs_plain(corpus, window, eff):
+    """Every (context, centre) pair by a plain double loop (the reference for the blocks)."""
+    ids, sent = corpus.ids.tolist(), corpus.sentence.tolist()
+    out = []
+    for i in range(len(ids)):
+        for j in range(max(0, i - eff[i]), min(len(ids), i + eff[i] + 1)):
+            if j != i and sent[j] == sent[i]:
+                out.append((ids[j], ids[i]))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("block, batch_size", [(1, 7), (4, 32), (8, 1000)])
+def test_blocks_hold_exactly_the_pairs_of_the_windows(block, batch_size):
+    corpus = encode_corpus(_zipf_sentences(n_sent=30, length=7), min_count=1)
+    W = 3
+    batches = list(epoch_batches(corpus, window=W, sample=0, batch_size=batch_size, block=block, seed=4))
+    # the same generator draws the same windows
+    eff = reduced_windows(len(corpus), W, torch.Generator().manual_seed(4 * 1_000_003)).tolist()
+    got = sorted(p for b in batches for p in zip(*(t.tolist() for t in pairs_of(b))))
+    assert got == _pairs_plain(corpus, W, eff)
+    for b in batches:
+        nb, L, g = b.mask.shape
+        assert g == block and L == block + 2 * W and b.tokens.shape == (nb, L) and b.targets.shape == (nb, g)
+        assert nb * g <= max(block, batch_size - batch_size % block)
+
+
 @pytest.mark.parametrize("sample", [0.0, 1e-2])
-def test_epoch_batches_cover_the_corpus_words_and_progress_grows(arch, sample):
+def test_epoch_batches_cover_the_corpus_words_and_progress_grows(sample):
     corpus = encode_corpus(_zipf_sentences(), min_count=1)
     for epoch in range(2):
-        batches = list(epoch_batches(corpus, arch=arch, window=3, sample=sample, batch_size=64,
-                                     epoch=epoch, epochs=2, seed=5, chunk=100))
+        batches = list(epoch_batches(corpus, window=3, sample=sample, batch_size=64,
+                                     epoch=epoch, epochs=2, seed=5))
         assert sum(b.words for b in batches) == len(corpus)
         prog = [b.progress for b in batches]
         assert prog == sorted(prog) and prog[0] == pytest.approx(epoch / 2)
         assert max(prog) < (epoch + 1) / 2
-        for b in batches:
-            assert b.targets.numel() <= 64
-            if arch == "cbow":
-                assert b.owner.shape == b.inputs.shape
-                assert int(b.owner.max()) == b.targets.numel() - 1  # every centre has a context
-            else:
-                assert b.owner is None and b.inputs.shape == b.targets.shape
 
 
-def test_cbow_and_sg_see_the_same_pairs():
-    corpus = encode_corpus(_zipf_sentences(n_sent=20), min_count=1)
-    sg = list(epoch_batches(corpus, arch="sg", window=3, sample=0, batch_size=10_000, seed=2))
-    cb = list(epoch_batches(corpus, arch="cbow", window=3, sample=0, batch_size=10_000, seed=2))
-    sg_pairs = sorted(zip(torch.cat([b.inputs for b in sg]).tolist(), torch.cat([b.targets for b in sg]).tolist()))
-    cb_pairs = sorted(zip(torch.cat([b.inputs for b in cb]).tolist(),
-                          torch.cat([b.targets[b.owner] for b in cb]).tolist()))
-    assert sg_pairs == cb_pairs
+def test_subsampling_thins_the_pairs_of_frequent_words():
+    corpus = encode_corpus(_zipf_sentences(n_sent=400), min_count=1)
+    def share_of_top(sample):
+        t = torch.cat([pairs_of(b)[1] for b in epoch_batches(corpus, window=3, sample=sample, seed=1)])
+        return float((t == 0).double().mean())
+    assert share_of_top(1e-2) < 0.7 * share_of_top(0.0)
 
 
-def test_epoch_batches_seeded_and_shuffle_is_a_permutation():
+def test_epoch_batches_are_seeded():
     corpus = encode_corpus(_zipf_sentences(), min_count=1)
-    kw = dict(arch="sg", window=3, sample=1e-2, batch_size=50, seed=7)
-    a = torch.cat([b.inputs for b in epoch_batches(corpus, **kw)])
-    b = torch.cat([b.inputs for b in epoch_batches(corpus, **kw)])
+    kw = dict(window=3, sample=1e-2, batch_size=48, seed=7)
+    a = torch.cat([pairs_of(b)[0] for b in epoch_batches(corpus, **kw)])
+    b = torch.cat([pairs_of(b)[0] for b in epoch_batches(corpus, **kw)])
     assert torch.equal(a, b)
-    s = torch.cat([b.inputs for b in epoch_batches(corpus, shuffle=True, chunk=10_000, **kw)])
-    assert not torch.equal(a, s) and torch.equal(a.sort().values, s.sort().values)
-    other = torch.cat([b.inputs for b in epoch_batches(corpus, **{**kw, "seed": 8})])
+    other = torch.cat([pairs_of(b)[0] for b in epoch_batches(corpus, **{**kw, "seed": 8})])
     assert not torch.equal(a, other)
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(arch="skipgram"), "arch"),
+    (dict(block=0), "block"),
     (dict(batch_size=0), "batch_size"),
     (dict(epoch=2, epochs=2), "epoch"),
     (dict(window=0), "window"),

@@ -23,7 +23,15 @@ Quick start::
 from .cbow import CBOW
 from .corpus import EncodedCorpus, Word2VecVocab, build_vocab, encode_corpus
 from .export import COMBINE, combine, load_word2vec_format, save_word2vec_format
-from .heads import OUTPUTS, FullSoftmax, HierarchicalSoftmax, NegativeSampling, logistic_rows_update
+from .heads import (
+    OUTPUTS,
+    FullSoftmax,
+    HierarchicalSoftmax,
+    NegativeSampling,
+    gather_rows,
+    logistic_block_loss,
+    logistic_block_update,
+)
 from .model import Word2VecModel
 from .noise import NoiseSampler, noise_distribution, unigram_table
 from .pairs import (
@@ -32,6 +40,7 @@ from .pairs import (
     count_training_words,
     epoch_batches,
     keep_probability,
+    pairs_of,
     reduced_windows,
     subsample,
 )
@@ -43,6 +52,7 @@ __all__ = [
     "NegativeSampling", "NoiseSampler", "OUTPUTS", "SkipGram", "Word2VecBatch", "Word2VecConfig",
     "Word2VecModel", "Word2VecResult", "Word2VecVocab", "build_vocab", "combine", "context_matrix",
     "count_training_words", "encode_corpus", "epoch_batches", "keep_probability", "learning_rate",
-    "load_word2vec_format", "logistic_rows_update", "make_model", "noise_distribution",
+    "gather_rows", "load_word2vec_format", "logistic_block_loss", "logistic_block_update", "make_model",
+    "noise_distribution", "pairs_of",
     "reduced_windows", "save_word2vec_format", "subsample", "train_word2vec", "unigram_table",
 ]

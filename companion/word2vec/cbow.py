@@ -1,7 +1,8 @@
 """Continuous bag-of-words (Mikolov et al. 2013a): the averaged context predicts the centre.
 
 ``h = (1/|C|) sum_{c in C} v_c`` over the context words ``C`` of the centre's (dynamic) window:
-word order inside the window is lost -- a *bag* of words, but of continuous vectors.
+word order inside the window is lost -- a *bag* of words, but of continuous vectors. A centre
+whose window is empty (a one-word sentence) is not an example, as in the C code.
 
 **The C code's update of the context vectors.** The exact gradient of the loss with respect to
 one context vector is ``(1/|C|) dloss/dh``. The C code (``cbow_mean = 1``, as gensim) computes
@@ -28,27 +29,15 @@ class CBOW(Word2VecModel):
 
     arch = "cbow"
 
-    def _check_owner(self, batch: Word2VecBatch) -> None:
-        if batch.owner is None:
-            raise ValueError("a CBOW batch needs .owner (the example of each context word); make it with epoch_batches(arch='cbow')")
-        if batch.owner.shape != batch.inputs.shape:
-            raise ValueError(f"owner {tuple(batch.owner.shape)} and inputs {tuple(batch.inputs.shape)} must have the same shape")
+    def hidden(self, batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        X = gather_rows(self.in_vectors, batch.tokens, self.sparse_grad)  # [nb, L, d]
+        M = batch.mask.to(X.dtype)  # [nb, L, g]
+        counts = M.sum(1)  # [nb, g] context words per centre
+        H = torch.bmm(M.transpose(1, 2), X) / counts.clamp(min=1).unsqueeze(2)  # [nb, g, d]
+        has_context = (counts > 0).to(X.dtype)
+        return H, torch.diag_embed(has_context), has_context.sum().long()
 
-    def context_counts(self, batch: Word2VecBatch) -> torch.Tensor:
-        """``[B]`` number of context words of each example."""
-        n = batch.targets.shape[0]
-        return torch.zeros(n, device=batch.owner.device, dtype=self.in_vectors.dtype).index_add_(
-            0, batch.owner, torch.ones_like(batch.owner, dtype=self.in_vectors.dtype)
-        )
-
-    def hidden(self, batch: Word2VecBatch) -> torch.Tensor:
-        self._check_owner(batch)
-        n = batch.targets.shape[0]
-        summed = torch.zeros(n, self.dim, device=self.in_vectors.device, dtype=self.in_vectors.dtype)
-        summed = summed.index_add(0, batch.owner, gather_rows(self.in_vectors, batch.inputs, self.sparse_grad))
-        counts = self.context_counts(batch).clamp(min=1)
-        return summed / counts.unsqueeze(1)
-
-    def _push_input_error(self, batch: Word2VecBatch, e: torch.Tensor) -> None:
-        # the whole error to each context word, as the C code does (see the module docstring)
-        self.in_vectors.index_add_(0, batch.inputs, e[batch.owner])
+    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor) -> None:
+        # the whole error of each centre to every word of its window, as the C code does
+        E_tok = torch.bmm(batch.mask.to(E.dtype), E)  # [nb, L, d]
+        self.in_vectors.index_add_(0, batch.tokens.reshape(-1), E_tok.reshape(-1, self.dim))

@@ -1,7 +1,7 @@
 """word2vec's three output layers, each with an autograd loss and a hand-written SGD update.
 
-All three score a hidden vector ``h`` (skip-gram: the input word's vector ``v_{w_I}``; CBOW:
-the mean of the context vectors) against *output* vectors ``u``:
+All three score a hidden vector ``h`` (skip-gram: a context word's input vector; CBOW: the mean
+of the context vectors) against *output* vectors ``u``:
 
 * :class:`FullSoftmax`: ``p(w_O | h) = exp(u_{w_O}.h) / sum_w exp(u_w.h)`` -- O(|V|) per example;
 * :class:`HierarchicalSoftmax`: ``p(w_O | h) = prod_j sigma((2 c_j - 1) u_{n_j}.h)`` over the
@@ -10,18 +10,27 @@ the mean of the context vectors) against *output* vectors ``u``:
 * :class:`NegativeSampling`: maximise ``log sigma(u_{w_O}.h) + sum_k log sigma(-u_{n_k}.h)``
   for ``k`` noise words ``n_k ~ P_n`` (:mod:`.noise`) -- O(k); not a normalised probability.
 
-``loss(h, targets)`` returns the per-example negative log-likelihood (NEG: negative objective)
-through autograd. ``sgd_update(h, targets, lr)`` does what the C code does for a batch at once:
-it computes the error ``e = lr * (-dloss/dh)`` (the C code's ``neu1e``), adds
-``lr * (-dloss/du)`` to the output vectors in place, and returns ``e`` for the model to add to
-the input vectors. Both updates use the parameters from before the step. The tests check
-``sgd_update`` against autograd.
+**Block layout.** The layers work on the blocks of :class:`~.pairs.Word2VecBatch`: ``Q`` hidden
+vectors ``X [nb, Q, d]`` per block, ``g`` centres (targets) per block, and an attachment matrix
+``A [nb, Q, g]`` (1 where hidden vector ``q`` predicts centre ``i``). Skip-gram passes the
+block's tokens with the window mask; CBOW passes one hidden vector per centre with ``A``
+diagonal. HS and NEG turn each centre into ``J`` output rows with labels in {0, 1} (NEG: the
+target and ``k`` noise words; HS: the path's nodes and branches); one batched matrix product
+``X U^T`` then scores every hidden vector of a block against every row of the block, and ``A``
+keeps the real pairs.
 
-HS and NEG reduce to the same step: a binary logistic regression of ``h`` against a few rows
-of the output matrix with labels in {0, 1} (:func:`logistic_rows_update`).
+Consequence for negative sampling: the ``k`` noise words are drawn once per *centre* and shared
+by the pairs of its window (as in Ji et al. 2016's parallel word2vec), where the C code draws
+them per pair. Every pair still meets ``k`` fresh draws from ``P_n``, so the objective is the
+same in expectation; the benchmark compares the result with gensim.
 
-Differences from the C code: the sigmoid is exact (the C code reads a table and clips the
-score at +-6); updates of a batch are applied together rather than one pair at a time.
+``loss(X, A, targets)`` returns the per-pair loss ``[nb, Q, g]`` through autograd.
+``sgd_update(X, A, targets, lr)`` does the C code's step for all pairs at once: it adds
+``lr * (-dloss/du)`` to the output vectors in place and returns ``E = lr * (-dloss/dX)``, the
+error for the input side (the C code's ``neu1e``), both from the parameters before the step.
+The tests check ``sgd_update`` against autograd. Other differences from the C code: the sigmoid
+is exact (the C code reads a table and clips the score at +-6), and a batch's updates are
+applied together rather than one pair after the other.
 """
 
 from __future__ import annotations
@@ -33,7 +42,10 @@ from torch import nn
 from ..neural_lm.tree import BinaryTree
 from .noise import NoiseSampler
 
-__all__ = ["logistic_rows_update", "gather_rows", "FullSoftmax", "HierarchicalSoftmax", "NegativeSampling", "OUTPUTS"]
+__all__ = [
+    "gather_rows", "logistic_block_loss", "logistic_block_update",
+    "FullSoftmax", "HierarchicalSoftmax", "NegativeSampling", "OUTPUTS",
+]
 
 OUTPUTS = ("full", "hs", "neg")
 
@@ -46,49 +58,56 @@ def gather_rows(weight: torch.Tensor, ids: torch.Tensor, sparse: bool = False) -
     return weight.index_select(0, ids.reshape(-1)).view(*ids.shape, weight.shape[1])
 
 
-def _check_h_targets(h: torch.Tensor, targets: torch.Tensor, dim: int, vocab_size: int) -> None:
-    if h.dim() != 2 or h.shape[1] != dim:
-        raise ValueError(f"h must be [B, {dim}], got shape {tuple(h.shape)}")
-    if targets.dtype not in (torch.int64, torch.int32) or targets.dim() != 1:
-        raise ValueError(f"targets must be a 1-D tensor of word ids, got {targets.dtype} {tuple(targets.shape)}")
-    if targets.shape[0] != h.shape[0]:
-        raise ValueError(f"{targets.shape[0]} targets for {h.shape[0]} hidden vectors; they must match")
+def _check_block(X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, dim: int) -> None:
+    if X.dim() != 3 or X.shape[2] != dim:
+        raise ValueError(f"X must be [blocks, Q, {dim}], got shape {tuple(X.shape)}")
+    if targets.dim() != 2 or targets.shape[0] != X.shape[0]:
+        raise ValueError(f"targets must be [blocks, g] with {X.shape[0]} blocks, got shape {tuple(targets.shape)}")
+    if A.shape != (X.shape[0], X.shape[1], targets.shape[1]):
+        raise ValueError(f"A must be [blocks, Q, g] = {(X.shape[0], X.shape[1], targets.shape[1])}, got {tuple(A.shape)}")
 
 
-def logistic_rows_update(
-    weight: torch.Tensor,
-    h: torch.Tensor,
-    rows: torch.Tensor,
-    labels: torch.Tensor,
-    lr: float,
-    weights: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One SGD step of ``sum_j w_j log sigma(+-u_{rows_j}.h)`` for a batch, in place on ``weight``.
+def _scores(weight: torch.Tensor, X: torch.Tensor, rows: torch.Tensor, sparse: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """``U [nb, g J, d]`` (the rows' vectors) and the scores ``S [nb, Q, g, J] = X U^T``."""
+    nb, g, J = rows.shape
+    U = gather_rows(weight, rows.reshape(nb, g * J), sparse)
+    return U, torch.bmm(X, U.transpose(1, 2)).view(nb, X.shape[1], g, J)
 
-    For each example ``b`` and slot ``j``: score ``s = u_{rows[b,j]} . h_b``, gradient
-    coefficient ``g = lr * w_{bj} * (labels[b,j] - sigma(s))``; then
-    ``e_b = sum_j g u_{rows[b,j]}`` and ``u_{rows[b,j]} += g h_b`` (both from the old ``u``).
+
+def logistic_block_loss(
+    weight: torch.Tensor, X: torch.Tensor, A: torch.Tensor, rows: torch.Tensor, labels: torch.Tensor,
+    slot_weights: torch.Tensor, sparse: bool = False,
+) -> torch.Tensor:
+    """Per-pair ``-sum_j w_j log sigma((2 y_j - 1) u_{rows_j} . x)``: ``[nb, Q, g]`` (autograd).
 
     Args:
-        weight: ``[R, d]`` output vectors (updated in place).
-        h: ``[B, d]`` hidden vectors.
-        rows: ``[B, J]`` row ids; labels ``[B, J]`` in {0, 1}; weights ``[B, J]`` (0 masks a slot).
-
-    Returns:
-        ``(e, loss_sum)``: ``[B, d]`` error for the input side and the summed negative
-        log-likelihood (a 0-d tensor, before the update).
+        weight: ``[R, d]`` output vectors; X ``[nb, Q, d]``; A ``[nb, Q, g]``;
+            rows/labels/slot_weights ``[nb, g, J]`` (labels in {0, 1}, weight 0 masks a slot).
     """
-    u = gather_rows(weight, rows)  # [B, J, d]
-    s = torch.einsum("bd,bjd->bj", h, u)
-    g = labels - torch.sigmoid(s)
-    ll = F.logsigmoid((2 * labels - 1) * s)
-    if weights is not None:
-        g = g * weights
-        ll = ll * weights
-    g = g * lr
-    e = torch.einsum("bj,bjd->bd", g, u)
-    weight.index_add_(0, rows.reshape(-1), (g.unsqueeze(2) * h.unsqueeze(1)).reshape(-1, h.shape[1]))
-    return e, -ll.sum()
+    _, S = _scores(weight, X, rows, sparse)
+    ll = F.logsigmoid((2 * labels - 1).unsqueeze(1) * S) * slot_weights.unsqueeze(1)
+    return -ll.sum(3) * A
+
+
+@torch.no_grad()
+def logistic_block_update(
+    weight: torch.Tensor, X: torch.Tensor, A: torch.Tensor, rows: torch.Tensor, labels: torch.Tensor,
+    slot_weights: torch.Tensor, lr: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One SGD step of :func:`logistic_block_loss` summed over the pairs, in place on ``weight``.
+
+    With ``G = lr * A * w * (y - sigma(S))`` (``[nb, Q, g J]``): ``E = G U`` is the error for the
+    hidden vectors and ``U += G^T X``. Returns ``(E [nb, Q, d], summed loss)``.
+    """
+    nb, g, J = rows.shape
+    U, S = _scores(weight, X, rows, False)
+    coef = A.unsqueeze(3) * slot_weights.unsqueeze(1)  # [nb, Q, g, J]
+    loss = -(F.logsigmoid((2 * labels - 1).unsqueeze(1) * S) * coef).sum()
+    G = ((labels.unsqueeze(1) - torch.sigmoid(S)) * coef * lr).view(nb, X.shape[1], g * J)
+    E = torch.bmm(G, U)
+    dU = torch.bmm(G.transpose(1, 2), X)
+    weight.index_add_(0, rows.reshape(-1), dU.reshape(-1, X.shape[2]))
+    return E, loss
 
 
 class FullSoftmax(nn.Module):
@@ -99,35 +118,40 @@ class FullSoftmax(nn.Module):
     """
 
     kind = "full"
+    sparse_grad = False  # the whole matrix gets a gradient anyway
 
     def __init__(self, vocab_size: int, dim: int):
         super().__init__()
         if vocab_size < 2 or dim < 1:
             raise ValueError(f"need vocab_size >= 2 and dim >= 1, got {vocab_size}, {dim}")
         self.vocab_size, self.dim = vocab_size, dim
-        self.weight = nn.Parameter(torch.zeros(vocab_size, dim))  # output vectors u_w
+        self.weight = nn.Parameter(torch.zeros(vocab_size, dim))  # output vectors u_w, zero as in C
 
     def log_probs_all(self, h: torch.Tensor) -> torch.Tensor:
-        """``log p(w | h)`` for every word: ``[B, V]``."""
+        """``log p(w | h)`` for every word, for ``h [..., d]``: ``[..., V]``."""
         return F.log_softmax(h @ self.weight.t(), dim=-1)
 
-    def loss(self, h: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """``-log p(target | h)`` per example: ``[B]``."""
-        _check_h_targets(h, targets, self.dim, self.vocab_size)
-        return F.cross_entropy(h @ self.weight.t(), targets, reduction="none")
+    def _picked(self, logp: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        nb, Q, _ = logp.shape
+        return logp.gather(2, targets.unsqueeze(1).expand(nb, Q, targets.shape[1]))
+
+    def loss(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """``-log p(target | x)`` per pair: ``[nb, Q, g]`` (0 where ``A`` is 0)."""
+        _check_block(X, A, targets, self.dim)
+        return -self._picked(self.log_probs_all(X), targets) * A
 
     @torch.no_grad()
-    def sgd_update(self, h: torch.Tensor, targets: torch.Tensor, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dense step: ``g = lr (onehot - softmax)``; ``e = g U``; ``U += g^T h``."""
-        logits = h @ self.weight.t()
-        logp = F.log_softmax(logits, dim=-1)
-        loss = -logp.gather(1, targets.unsqueeze(1)).sum()
-        g = -logp.exp()
-        g[torch.arange(h.shape[0], device=h.device), targets] += 1.0
-        g *= lr
-        e = g @ self.weight
-        self.weight.add_(g.t() @ h)
-        return e, loss
+    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """Dense step: ``G = lr (sum_i A_i onehot(t_i) - (sum_i A_i) softmax)``; ``E = G U``; ``U += G^T X``."""
+        _check_block(X, A, targets, self.dim)
+        logp = self.log_probs_all(X)  # [nb, Q, V]
+        loss = -(self._picked(logp, targets) * A).sum()
+        G = logp.exp_().mul_(-A.sum(2, keepdim=True))
+        G.scatter_add_(2, targets.unsqueeze(1).expand_as(A), A)
+        G.mul_(lr)
+        E = G @ self.weight
+        self.weight.add_(G.reshape(-1, self.vocab_size).t() @ X.reshape(-1, self.dim))
+        return E, loss
 
 
 class HierarchicalSoftmax(nn.Module):
@@ -154,32 +178,34 @@ class HierarchicalSoftmax(nn.Module):
         self.register_buffer("paths", tree.paths.clone())
         self.register_buffer("codes", tree.codes.clone().float())
         self.register_buffer("mask", tree.mask.clone())
+        self.register_buffer("lengths", tree.mask.sum(1))
 
-    def _path(self, h: torch.Tensor, targets: torch.Tensor):
-        _check_h_targets(h, targets, self.dim, self.vocab_size)
-        return self.paths[targets], self.codes[targets], self.mask[targets].to(h.dtype)
+    def slots(self, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Rows (path nodes), labels (branches) and slot weights (1 on the path), ``[..., J]``;
+        ``J`` is the longest path among these targets (not the tree's depth) to save work."""
+        J = int(self.lengths[targets].max()) if targets.numel() else 1
+        return self.paths[targets][..., :J], self.codes[targets][..., :J], self.mask[targets][..., :J].float()
 
-    def loss(self, h: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """``-log p(target | h)`` per example: ``[B]``."""
-        nodes, codes, mask = self._path(h, targets)
-        s = torch.einsum("bd,bjd->bj", h, gather_rows(self.weight, nodes, self.sparse_grad))
-        return -(F.logsigmoid((2 * codes - 1) * s) * mask).sum(1)
+    def loss(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """``-log p(target | x)`` per pair: ``[nb, Q, g]``."""
+        _check_block(X, A, targets, self.dim)
+        return logistic_block_loss(self.weight, X, A, *self.slots(targets), sparse=self.sparse_grad)
 
     def log_probs_all(self, h: torch.Tensor) -> torch.Tensor:
-        """``log p(w | h)`` for every word: ``[B, V]`` (O(|V|) per row: for checks, not training)."""
+        """``log p(w | h)`` for every word, ``h [B, d]`` -> ``[B, V]`` (O(|V|) per row: for checks)."""
         s = h @ self.weight.t()  # [B, n_internal]
         z = s[:, self.paths] * (2 * self.codes - 1)  # [B, V, depth]
         return (F.logsigmoid(z) * self.mask).sum(-1)
 
     @torch.no_grad()
-    def sgd_update(self, h: torch.Tensor, targets: torch.Tensor, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
+    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
         """One step along every target's path (label = branch code, masked beyond the path)."""
-        nodes, codes, mask = self._path(h, targets)
-        return logistic_rows_update(self.weight, h, nodes, codes, lr, mask)
+        _check_block(X, A, targets, self.dim)
+        return logistic_block_update(self.weight, X, A, *self.slots(targets), lr)
 
 
 class NegativeSampling(nn.Module):
-    """Negative sampling with ``negative`` noise words per example from ``counts^power``.
+    """Negative sampling with ``negative`` noise words per centre from ``counts^power``.
 
     A noise word equal to the target is skipped (weight 0), as in the C code. Output vectors
     start at zero as in the C code.
@@ -199,7 +225,7 @@ class NegativeSampling(nn.Module):
         super().__init__()
         if vocab_size < 2 or dim < 1:
             raise ValueError(f"need vocab_size >= 2 and dim >= 1, got {vocab_size}, {dim}")
-        if not isinstance(negative, int) or negative < 1:
+        if not isinstance(negative, int) or isinstance(negative, bool) or negative < 1:
             raise ValueError(f"negative must be a positive int (5-20 in the paper), got {negative!r}")
         counts = torch.as_tensor(counts)
         if counts.shape != (vocab_size,):
@@ -213,34 +239,28 @@ class NegativeSampling(nn.Module):
         self.sampler.to(self.weight.device)
         return out
 
-    def draw(self, targets: torch.Tensor) -> torch.Tensor:
-        """``[B, 1 + k]`` rows: the target, then ``k`` noise words."""
-        neg = self.sampler.sample(targets.shape[0], self.negative)
-        return torch.cat([targets.unsqueeze(1).to(neg.dtype), neg], dim=1)
-
-    def _labels(self, rows: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        labels = torch.zeros(rows.shape, dtype=dtype, device=rows.device)
-        labels[:, 0] = 1
+    def slots(self, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Rows ``[..., 1 + k]`` (the target, then ``k`` noise words), labels (1, 0, ..., 0) and
+        slot weights (0 for a noise word equal to the target)."""
+        neg = self.sampler.sample(*targets.shape, self.negative)
+        rows = torch.cat([targets.unsqueeze(-1).to(neg.dtype), neg], dim=-1)
+        labels = torch.zeros(rows.shape, device=rows.device)
+        labels[..., 0] = 1
         weights = torch.ones_like(labels)
-        weights[:, 1:] = (rows[:, 1:] != rows[:, :1]).to(dtype)  # skip noise == target
-        return labels, weights
+        weights[..., 1:] = (neg != targets.unsqueeze(-1)).float()
+        return rows, labels, weights
 
-    def loss(self, h: torch.Tensor, targets: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
-        """``-[log sigma(u_O.h) + sum_k log sigma(-u_k.h)]`` per example: ``[B]``.
+    def loss(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, slots=None) -> torch.Tensor:
+        """``-[log sigma(u_O.x) + sum_k log sigma(-u_k.x)]`` per pair: ``[nb, Q, g]``.
 
         Args:
-            rows: ``[B, 1 + k]`` from :meth:`draw` (drawn here if ``None``).
+            slots: ``(rows, labels, weights)`` from :meth:`slots` (drawn here if ``None``).
         """
-        _check_h_targets(h, targets, self.dim, self.vocab_size)
-        rows = self.draw(targets) if rows is None else rows
-        labels, weights = self._labels(rows, h.dtype)
-        s = torch.einsum("bd,bjd->bj", h, gather_rows(self.weight, rows, self.sparse_grad))
-        return -(F.logsigmoid((2 * labels - 1) * s) * weights).sum(1)
+        _check_block(X, A, targets, self.dim)
+        return logistic_block_loss(self.weight, X, A, *(slots or self.slots(targets)), sparse=self.sparse_grad)
 
     @torch.no_grad()
-    def sgd_update(self, h: torch.Tensor, targets: torch.Tensor, lr: float, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """One step on the target and ``k`` fresh noise words (or the given ``rows``)."""
-        _check_h_targets(h, targets, self.dim, self.vocab_size)
-        rows = self.draw(targets) if rows is None else rows
-        labels, weights = self._labels(rows, h.dtype)
-        return logistic_rows_update(self.weight, h, rows, labels, lr, weights)
+    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float, slots=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step on the targets and ``k`` fresh noise words per centre (or the given ``slots``)."""
+        _check_block(X, A, targets, self.dim)
+        return logistic_block_update(self.weight, X, A, *(slots or self.slots(targets)), lr)

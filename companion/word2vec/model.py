@@ -8,8 +8,8 @@ the input vectors -- see :mod:`.skipgram` and :mod:`.cbow`.
 
 Two ways to train, which compute the same update (the tests check it):
 
-* ``loss(batch)``: autograd; the mean loss of the batch, for :func:`companion.train.fit`
-  and for the gradient checks;
+* ``loss(batch)``: autograd; the mean loss per example of the batch, for
+  :func:`companion.train.fit` and for the gradient checks;
 * ``sgd_step(batch, lr)``: the C code's plain SGD, written by hand for a whole batch -- no
   autograd graph, no gradient tensors, only the rows the batch touches are read and written.
 """
@@ -78,45 +78,57 @@ class Word2VecModel(nn.Module):
         return self.head.weight
 
     # -- subclasses ------------------------------------------------------------------------
-    def hidden(self, batch: Word2VecBatch) -> torch.Tensor:
-        """``[B, d]`` hidden vectors of the batch's examples (differentiable)."""
+    def hidden(self, batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(X, A, n_examples)``: the hidden vectors ``[nb, Q, d]`` (differentiable), their
+        attachment to the centres ``[nb, Q, g]`` and the number of training examples."""
         raise NotImplementedError
 
-    def _push_input_error(self, batch: Word2VecBatch, e: torch.Tensor) -> None:
-        """Add the error ``e`` ([B, d]) to the input vectors that made ``h``."""
+    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor) -> None:
+        """Add the error ``E`` (one row per hidden vector) to the input vectors that made them."""
         raise NotImplementedError
 
     # -- shared ------------------------------------------------------------------------------
     def _check_batch(self, batch: Word2VecBatch) -> None:
         if not isinstance(batch, Word2VecBatch):
             raise TypeError(f"expected a Word2VecBatch (see companion.word2vec.epoch_batches), got {type(batch).__name__}")
-        for name in ("inputs", "targets"):
+        if batch.tokens.dim() != 2 or batch.targets.dim() != 2 or batch.mask.shape != (*batch.tokens.shape, batch.targets.shape[1]):
+            raise ValueError(
+                f"a Word2VecBatch needs tokens [nb, L], targets [nb, g] and mask [nb, L, g]; got "
+                f"{tuple(batch.tokens.shape)}, {tuple(batch.targets.shape)}, {tuple(batch.mask.shape)}"
+            )
+        for name in ("tokens", "targets"):
             t = getattr(batch, name)
             if t.numel() and (int(t.min()) < 0 or int(t.max()) >= self.vocab_size):
                 raise ValueError(f"batch.{name} holds ids outside 0..{self.vocab_size - 1}; encode with the model's vocabulary")
 
-    def example_loss(self, batch: Word2VecBatch) -> torch.Tensor:
-        """Per-example loss ``[B]`` through autograd (NEG draws fresh noise words)."""
+    def pair_loss(self, batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(summed loss, number of examples)`` through autograd (NEG draws fresh noise words)."""
         self._check_batch(batch)
-        return self.head.loss(self.hidden(batch), batch.targets)
+        X, A, n = self.hidden(batch)
+        return self.head.loss(X, A, batch.targets).sum(), n
 
     def loss(self, batch: Word2VecBatch) -> torch.Tensor:
-        """Mean loss of the batch (what :func:`companion.train.fit` minimises)."""
-        return self.example_loss(batch).mean()
+        """Mean loss per example of the batch (what :func:`companion.train.fit` minimises)."""
+        total, n = self.pair_loss(batch)
+        return total / n.clamp(min=1)
 
     @torch.no_grad()
-    def sgd_step(self, batch: Word2VecBatch, lr: float) -> float:
-        """One hand-written SGD step of the C code on a whole batch; returns the mean loss.
+    def sgd_step(self, batch: Word2VecBatch, lr: float) -> tuple[float, int]:
+        """One hand-written SGD step of the C code on a whole batch.
 
         Equals a gradient step on the *summed* loss of the batch with step size ``lr`` (for
         CBOW, with the C code's convention for the context words -- see :mod:`.cbow`).
+
+        Returns:
+            ``(mean loss per example, number of examples)``; the loss is from before the step.
         """
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
-        h = self.hidden(batch)
-        e, loss = self.head.sgd_update(h, batch.targets, lr)
-        self._push_input_error(batch, e)
-        return float(loss) / max(1, batch.targets.numel())
+        X, A, n = self.hidden(batch)
+        E, loss = self.head.sgd_update(X, A, batch.targets, lr)
+        self._push_input_error(batch, E)
+        n = int(n)
+        return float(loss) / max(1, n), n
 
     def vectors(self, which: str = "input") -> torch.Tensor:
         """The word vectors to use: see :func:`companion.word2vec.export.combine`."""

@@ -23,8 +23,13 @@ at distance ``k`` is in the window with probability ``(window - k + 1) / window`
 word (the window belongs to the centre). Summed over the corpus this is the same set of
 (input, output) pairs as "centre predicts context", up to the window's asymmetry.
 
-Everything here is vectorised with torch: a whole chunk of centres becomes a ``[n, 2 window]``
-matrix of context ids and a validity mask, without a Python loop per token.
+**Batches of blocks.** Everything is vectorised with torch, without a Python loop per token.
+:func:`context_matrix` shows the pairs plainly (a ``[n, 2 window]`` matrix of context ids and a
+mask). Training reads them in *blocks* (:class:`Word2VecBatch`): ``g`` consecutive centres plus
+``window`` tokens on either side, with a ``[L, g]`` mask saying which token is in which centre's
+window. All pairs of a block are then scored by one small matrix product, and each token's
+vector is read and written once per block rather than once per pair -- the difference between
+being slower and faster than gensim on a CPU (see ``benchmarks/bench_word2vec.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ __all__ = [
     "Word2VecBatch",
     "epoch_batches",
     "count_training_words",
+    "pairs_of",
 ]
 
 RULES = ("c", "paper")
@@ -141,24 +147,35 @@ def context_matrix(
 
 
 class Word2VecBatch(NamedTuple):
-    """One batch of training examples.
+    """A batch of ``nb`` *blocks*, each ``g`` consecutive centres plus ``window`` tokens either side.
+
+    Every pair (context word, centre) of a block lies inside its ``L = g + 2 window`` tokens, so
+    one small matrix product per block scores all of them (see :mod:`.heads`): the tokens are
+    gathered once per block instead of once per pair.
 
     Attributes:
-        inputs: skip-gram: ``[B]`` input (context) word of each pair; CBOW: ``[P]`` all context
-            words of the batch, flattened.
-        owner: CBOW: ``[P]`` the example (row of ``targets``) each context word belongs to;
-            ``None`` for skip-gram.
-        targets: ``[B]`` the word to predict (the centre word).
-        words: how many corpus words this batch accounts for (for words/second and the
-            learning-rate schedule; summed over an epoch it is the corpus size).
-        progress: fraction of the whole training run (all epochs) done before this batch.
+        tokens: ``[nb, L]`` word ids of each block's tokens (padding at the corpus ends is
+            id 0 and never a context).
+        mask: ``[nb, L, g]`` bool: ``mask[b, t, i]`` is True when token ``t`` is a context word
+            of centre ``i`` (inside the centre's dynamic window and sentence, not the centre).
+        targets: ``[nb, g]`` the centre words (the words to predict); padding is id 0 with an
+            empty window.
+        words: corpus words (before subsampling) this batch accounts for: the speed unit and
+            the learning-rate clock; summed over an epoch it is the corpus size.
+        progress: fraction of the whole run (all epochs) done before this batch.
     """
 
-    inputs: torch.Tensor
-    owner: torch.Tensor | None
+    tokens: torch.Tensor
+    mask: torch.Tensor
     targets: torch.Tensor
     words: int
     progress: float
+
+
+def pairs_of(batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch's (context word, centre word) pairs as two 1-D id tensors, in block order."""
+    b, t, i = batch.mask.nonzero(as_tuple=True)
+    return batch.tokens[b, t], batch.targets[b, i]
 
 
 def count_training_words(batch: Word2VecBatch) -> int:
@@ -170,111 +187,79 @@ def count_training_words(batch: Word2VecBatch) -> int:
 def epoch_batches(
     corpus: EncodedCorpus,
     *,
-    arch: str = "sg",
     window: int = 5,
     sample: float = 1e-3,
-    batch_size: int = 4096,
+    batch_size: int = 1024,
+    block: int = 8,
     epoch: int = 0,
     epochs: int = 1,
     seed: int = 0,
-    shuffle: bool = False,
     dynamic_window: bool = True,
     rule: str = "c",
-    chunk: int = 1 << 16,
 ) -> Iterator[Word2VecBatch]:
     """Yield the batches of one epoch, in corpus order (as the C code walks its file).
 
     Each epoch subsamples afresh and draws fresh window sizes from a generator seeded by
-    ``(seed, epoch)``, so an epoch's batches are reproducible on their own.
+    ``(seed, epoch)``, so an epoch's batches are reproducible on their own. The same batches
+    serve skip-gram (each masked (token, centre) pair is an example) and CBOW (each centre with
+    a non-empty window is an example).
 
     Args:
         corpus: the encoded corpus (:func:`~.corpus.encode_corpus`).
-        arch: ``"sg"`` (a batch holds ``batch_size`` pairs) or ``"cbow"`` (``batch_size``
-            centres, each with all its context words).
         window: maximum distance between centre and context word.
         sample: subsampling threshold ``t`` (``0``: off).
-        batch_size: examples per batch.
+        batch_size: centres per batch (rounded down to a multiple of ``block``, at least one block).
+        block: centres per block ``g``. Larger blocks mean fewer, bigger matrix products but a
+            larger share of scored-and-masked (token, centre) combinations:
+            ``(2 window + 1) / (g + 2 window)`` of them are real pairs.
         epoch, epochs: this epoch's index and the total, for ``Word2VecBatch.progress``.
         seed: base seed.
-        shuffle: shuffle the examples within each chunk of ``chunk`` centres (the C code does
-            not shuffle; a shuffled batch holds fewer repeats of the same word).
         dynamic_window: draw the window size per centre (``False``: always ``window``).
         rule: subsampling rule, see :func:`keep_probability`.
-        chunk: centres turned into examples at once (memory ~ ``chunk * 2 window`` ids).
     """
-    if arch not in ("sg", "cbow"):
-        raise ValueError(f"arch must be 'sg' (skip-gram) or 'cbow', got {arch!r}")
-    if not isinstance(batch_size, int) or batch_size < 1:
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if not isinstance(block, int) or isinstance(block, bool) or block < 1:
+        raise ValueError(f"block must be a positive int, got {block!r}")
     if not isinstance(epochs, int) or epochs < 1 or not isinstance(epoch, int) or not 0 <= epoch < epochs:
         raise ValueError(f"need 0 <= epoch < epochs, got epoch={epoch!r}, epochs={epochs!r}")
-    if not isinstance(window, int) or window < 1:
+    if not isinstance(window, int) or isinstance(window, bool) or window < 1:
         raise ValueError(f"window must be a positive int, got {window!r}")
-    if not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be a positive int, got {chunk!r}")
     gen = torch.Generator().manual_seed(int(seed) * 1_000_003 + epoch)
-    ids_all, sent_all = corpus.ids, corpus.sentence
-    n_raw = int(ids_all.numel())
+    n_raw = len(corpus)
     if sample > 0:
-        keep = subsample(ids_all, keep_probability(corpus.vocab.counts, sample, rule=rule), gen)
+        keep = subsample(corpus.ids, keep_probability(corpus.vocab.counts, sample, rule=rule), gen)
         raw_pos = keep.nonzero().squeeze(1)
-        ids, sent = ids_all[raw_pos], sent_all[raw_pos]
+        ids, sent = corpus.ids[raw_pos], corpus.sentence[raw_pos]
     else:
         raw_pos = torch.arange(n_raw)
-        ids, sent = ids_all, sent_all
+        ids, sent = corpus.ids, corpus.sentence
     N = int(ids.numel())
-    if dynamic_window:
-        eff = reduced_windows(N, window, gen)
-    else:
-        eff = torch.full((N,), window, dtype=torch.int64)
-    # Corpus words are credited chunk by chunk: a chunk of centres spans the raw corpus from
-    # the token after the previous chunk's last centre to its own last centre, and its words
-    # are spread over its batches in proportion to their examples (exact sums, monotone).
-    raw_end = torch.cat([raw_pos[1:], torch.tensor([n_raw])]) if N else torch.tensor([n_raw])
+    eff = reduced_windows(N, window, gen) if dynamic_window else torch.full((N,), window, dtype=torch.int64)
+    g = block
+    n = max(g, batch_size - batch_size % g)
+    L = g + 2 * window
+    # pad the stream so that every block can read `window` tokens past both ends; padding has
+    # sentence ids no real token has, so it is never a context
+    ids_p = torch.cat([torch.zeros(window, dtype=ids.dtype), ids, torch.zeros(window + n, dtype=ids.dtype)])
+    sent_p = torch.cat([torch.full((window,), -1), sent, torch.full((window + n,), -2)])
+    offsets = torch.arange(L)
     total = float(n_raw * epochs)
-    done = epoch * n_raw  # raw words of the whole run done before the next batch
-    carry = 0  # words of chunks that produced no example yet
-    pending: Word2VecBatch | None = None
+    done = epoch * n_raw
     prev_end = 0
-    for a in range(0, N, chunk):
-        b = min(N, a + chunk)
-        chunk_end = n_raw if b == N else int(raw_end[b - 1])
-        span, prev_end = chunk_end - prev_end + carry, chunk_end
-        ctx, valid = context_matrix(ids, sent, eff, window, a, b)
-        n_ctx = valid.sum(1)
-        centres = torch.arange(a, b)
-        parts: list[tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]] = []
-        if arch == "sg":
-            inputs = ctx[valid]
-            targets = ids[centres.repeat_interleave(n_ctx)]
-            if shuffle:
-                perm = torch.randperm(inputs.numel(), generator=gen)
-                inputs, targets = inputs[perm], targets[perm]
-            for s in range(0, inputs.numel(), batch_size):
-                parts.append((inputs[s : s + batch_size], None, targets[s : s + batch_size]))
-        else:
-            rows = n_ctx > 0  # a centre alone in its sentence has no context: skipped, as in C
-            ctx, valid, centres = ctx[rows], valid[rows], centres[rows]
-            if shuffle:
-                perm = torch.randperm(centres.numel(), generator=gen)
-                ctx, valid, centres = ctx[perm], valid[perm], centres[perm]
-            for s in range(0, centres.numel(), batch_size):
-                v = valid[s : s + batch_size]
-                owner = torch.arange(v.shape[0]).repeat_interleave(v.sum(1))
-                parts.append((ctx[s : s + batch_size][v], owner, ids[centres[s : s + batch_size]]))
-        if not parts:
-            carry = span
-            continue
-        carry = 0
-        n_ex = sum(int(p[2].numel()) for p in parts)
-        seen = 0
-        for inputs_, owner_, targets_ in parts:
-            start_w = span * seen // n_ex
-            seen += int(targets_.numel())
-            words = span * seen // n_ex - start_w
-            if pending is not None:
-                yield pending
-                done += pending.words
-            pending = Word2VecBatch(inputs_, owner_, targets_, words, done / total)
-    if pending is not None:
-        yield pending._replace(words=pending.words + carry)
+    for a in range(0, N, n):
+        m = min(n, N - a)
+        nb = -(-m // g)
+        cen = a + torch.arange(nb * g).view(nb, g)  # stream index of each centre (>= N: padding)
+        real = cen < N
+        cen_c = cen.clamp(max=N - 1)
+        tok = (a - window + torch.arange(nb)[:, None] * g) + offsets[None, :]  # [nb, L], may be < 0
+        dist = tok[:, :, None] - cen[:, None, :]
+        mask = (dist != 0) & (dist.abs() <= eff[cen_c][:, None, :])
+        mask &= sent_p[tok + window][:, :, None] == sent[cen_c][:, None, :]
+        mask &= real[:, None, :]
+        targets = torch.where(real, ids[cen_c], torch.zeros_like(cen_c))
+        end = n_raw if a + m == N else int(raw_pos[a + m])  # raw words up to the next kept token
+        words, prev_end = end - prev_end, end
+        yield Word2VecBatch(ids_p[tok + window], mask, targets, words, done / total)
+        done += words

@@ -3,7 +3,11 @@
 ``h = v_{w_I}``: the hidden vector is just the input word's vector, so the model is a
 log-bilinear classifier ``p(w_O | w_I) ~ exp(u_{w_O} . v_{w_I})`` (with a cheap surrogate of the
 softmax, see :mod:`.heads`). Every (input, output) pair of a window is its own example, which is
-why skip-gram costs about ``2 * mean window`` times more than CBOW per corpus word.
+why skip-gram costs about ``2 x mean window`` times more than CBOW per corpus word.
+
+In a batch block, the hidden vectors are simply the vectors of the block's tokens and the window
+mask says which centre each one predicts; each token's vector is read and updated once per
+block, with the errors of all its pairs summed.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ class SkipGram(Word2VecModel):
 
     arch = "sg"
 
-    def hidden(self, batch: Word2VecBatch) -> torch.Tensor:
-        return gather_rows(self.in_vectors, batch.inputs, self.sparse_grad)
+    def hidden(self, batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        X = gather_rows(self.in_vectors, batch.tokens, self.sparse_grad)  # [nb, L, d]
+        return X, batch.mask.to(X.dtype), batch.mask.sum()
 
-    def _push_input_error(self, batch: Word2VecBatch, e: torch.Tensor) -> None:
-        self.in_vectors.index_add_(0, batch.inputs, e)
+    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor) -> None:
+        self.in_vectors.index_add_(0, batch.tokens.reshape(-1), E.reshape(-1, self.dim))

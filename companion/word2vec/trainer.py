@@ -63,8 +63,9 @@ class Word2VecConfig:
         epochs: passes over the corpus (``-iter``).
         lr: starting learning rate (``-alpha``); ``None``: 0.025 for skip-gram, 0.05 for CBOW.
         min_lr_fraction: the rate decays linearly to ``lr * min_lr_fraction``.
-        batch_size: examples per step (skip-gram: pairs; CBOW: centres).
-        shuffle: shuffle examples within chunks (the C code does not).
+        batch_size: centres per step (skip-gram: about ``2 x mean window`` pairs each). The
+            updates of a batch are summed, so very large batches on a tiny vocabulary overshoot.
+        block: centres per block (see :class:`~.pairs.Word2VecBatch`).
         engine: ``"sgd"`` (hand-written updates) or ``"autograd"`` (through ``companion.train.fit``).
         seed: seeds the initial vectors, subsampling, windows and noise words.
         device: ``None`` picks cuda > mps > cpu.
@@ -83,8 +84,8 @@ class Word2VecConfig:
     epochs: int = 5
     lr: float | None = None
     min_lr_fraction: float = 1e-4
-    batch_size: int = 2048
-    shuffle: bool = False
+    batch_size: int = 1024
+    block: int = 8
     engine: str = "sgd"
     seed: int = 0
     device: str | None = None
@@ -107,7 +108,7 @@ class Word2VecConfig:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
         if self.subsample_rule not in RULES:
             raise ValueError(f"subsample_rule must be one of {RULES}, got {self.subsample_rule!r}")
-        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size"):
+        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -199,19 +200,19 @@ def _train_sgd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConf
         running, n = 0.0, 0
         for batch in _batches(corpus, config, epoch):
             batch = to_device(batch, device)
-            loss = model.sgd_step(batch, learning_rate(config, batch.progress))
+            loss, n_ex = model.sgd_step(batch, learning_rate(config, batch.progress))
             if not math.isfinite(loss):
                 raise ValueError(f"loss became {loss} at step {hist.steps}; lower the learning rate")
             hist.step_loss.append(loss)
             hist.steps += 1
             hist.items += batch.words
-            running += loss
-            n += 1
+            running += loss * n_ex
+            n += n_ex
             if bar is not None:
                 bar.update(batch.words)
         if n == 0:
             raise ValueError(f"epoch {epoch} produced no training examples; is the corpus too small for the window?")
-        hist.epoch_loss.append(running / n)
+        hist.epoch_loss.append(running / n)  # mean loss per example over the epoch
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     hist.seconds = time.perf_counter() - start
@@ -225,10 +226,13 @@ def _train_autograd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2Ve
     opt = torch.optim.SGD(model.parameters(), lr=config.start_lr)
 
     def loss_fn(m: Word2VecModel, batch: Word2VecBatch) -> torch.Tensor:
-        # mean loss x batch size = summed loss: every example gets the C code's step
+        total, n = m.pair_loss(batch)
+        n = max(1, int(n))
+        # the optimizer steps on the mean loss, so lr x n = a step on the summed loss: every
+        # example gets the C code's step
         for g in opt.param_groups:
-            g["lr"] = learning_rate(config, batch.progress) * batch.targets.numel()
-        return m.loss(batch)
+            g["lr"] = learning_rate(config, batch.progress) * n
+        return total / n
 
     tc = TrainConfig(
         epochs=config.epochs, lr=config.start_lr, optimizer="sgd", clip_grad_norm=None,
@@ -243,8 +247,8 @@ def _train_autograd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2Ve
 
 def _batches(corpus: EncodedCorpus, config: Word2VecConfig, epoch: int):
     return epoch_batches(
-        corpus, arch=config.arch, window=config.window, sample=config.sample, batch_size=config.batch_size,
-        epoch=epoch, epochs=config.epochs, seed=config.seed, shuffle=config.shuffle, rule=config.subsample_rule,
+        corpus, window=config.window, sample=config.sample, batch_size=config.batch_size, block=config.block,
+        epoch=epoch, epochs=config.epochs, seed=config.seed, rule=config.subsample_rule,
     )
 
 
