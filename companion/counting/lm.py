@@ -125,6 +125,30 @@ class NGramLM:
         p = self.prob(word, context)
         return math.log(p) if p > 0 else -math.inf
 
+    def ngram_probs(self, ngrams: Sequence[Sequence[str]] | np.ndarray) -> np.ndarray:
+        """P(last word | the words before it) for each n-gram (rows of words or of ids).
+
+        All rows must have the same length (<= order); ``<s>`` may only open a row.
+        """
+        ids = self._ngram_matrix(ngrams)
+        return np.array([self._next_probs(list(map(int, row[:-1])))[row[-1]] for row in ids])
+
+    def _ngram_matrix(self, ngrams) -> np.ndarray:
+        if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu":
+            ids = ngrams.astype(np.int64)
+            if ids.ndim != 2 or ids.size and (ids.min() < 0 or ids.max() >= len(self.vocab)):
+                raise ValueError(f"an id matrix must be 2-D with ids in 0..{len(self.vocab) - 1}")
+        else:
+            rows = [self.counts._ids(g) for g in ngrams]
+            if len({len(r) for r in rows}) > 1:
+                raise ValueError("all n-grams must have the same length; group them by order")
+            ids = np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+        if ids.shape[1] < 1 or ids.shape[1] > self.order:
+            raise ValueError(f"n-grams must have 1..{self.order} words, got {ids.shape[1]}")
+        if (ids[:, 1:] == BOS_ID).any() or (ids[:, -1] == BOS_ID).any() or (ids[:, :-1] == EOS_ID).any():
+            raise ValueError(f"{BOS!r} may only open an n-gram and {EOS!r} only close it")
+        return ids
+
     def top_next(self, context: Sequence[str] | Sequence[int] | None = None, k: int = 10) -> list[tuple[str, float]]:
         """The ``k`` most probable next tokens with their probabilities."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -185,6 +209,40 @@ class InterpolatedLM(NGramLM):
             num = np.where(gram >= 0, self._num[k - 1][gram], 0.0)
             p = num + gamma * p
         return p
+
+    def ngram_probs(self, ngrams: Sequence[Sequence[str]] | np.ndarray) -> np.ndarray:
+        """P(last word | the words before it) for each n-gram, vectorised (see :meth:`NGramLM.ngram_probs`)."""
+        ids = self._ngram_matrix(ngrams)
+        rows, width = ids.shape
+        v = len(self.vocab)
+        # at[m][:, j]: row of the m-gram ending at column j (-1: unseen or does not fit)
+        at = {1: ids}
+        for m in range(2, width + 1):
+            cur = np.full((rows, width), -1, dtype=np.int64)
+            prev = at[m - 1]
+            for j in range(m - 1, width):
+                keys = np.where(prev[:, j - 1] >= 0, prev[:, j - 1] * v + ids[:, j], -1)
+                cur[:, j] = self.counts.tables[m - 1].find(keys)
+            at[m] = cur
+        p = self._p1[ids[:, -1]]
+        for k in range(2, width + 1):
+            ctx, gram = at[k - 1][:, -2], at[k][:, -1]
+            gamma = np.where(ctx >= 0, self._gamma[k - 1][ctx], 1.0)
+            p = np.where(gram >= 0, self._num[k - 1][gram], 0.0) + gamma * p
+        return p
+
+    def backoffs(self, contexts: Sequence[Sequence[str]] | np.ndarray) -> np.ndarray:
+        """γ(c) for each context c (the weight of the shorter context; 1 for an unseen context):
+        the back-off weights of an ARPA file."""
+        ids = self._ngram_matrix(contexts) if len(contexts) else np.zeros((0, 1), np.int64)
+        width = ids.shape[1]
+        if width >= self.order:
+            raise ValueError(f"a context of a {self.order}-gram model has at most {self.order - 1} words")
+        v = len(self.vocab)
+        row = ids[:, 0]
+        for j in range(1, width):
+            row = self.counts.tables[j].find(np.where(row >= 0, row * v + ids[:, j], -1))
+        return np.where(row >= 0, self._gamma[width][np.maximum(row, 0)], 1.0)
 
     def _context_rows(self, context: list[int]) -> list[int]:
         """rows[m] = row of the last m context words in the table of order m (-1 if unseen)."""

@@ -165,7 +165,7 @@ class EncodedText:
 
 
 def encode_sentences(sentences: Sequence[Sequence[str]], vocab: LMVocabulary, *, what: str = "sentences",
-                     forbid_unknown: bool = False) -> EncodedText:
+                     forbid_unknown: bool = False, checked: bool = False) -> EncodedText:
     """Lay ``sentences`` out as one array of ids with ``<s>``/``</s>`` around each sentence.
 
     Args:
@@ -177,7 +177,7 @@ def encode_sentences(sentences: Sequence[Sequence[str]], vocab: LMVocabulary, *,
         ValueError: if a sentence contains ``<s>`` or ``</s>``, or (with ``forbid_unknown``) a word
             outside ``vocab``.
     """
-    sents = check_sentences(sentences, what)
+    sents = sentences if checked else check_sentences(sentences, what)
     lengths = np.fromiter(map(len, sents), dtype=np.int64, count=len(sents))
     flat = list(chain.from_iterable(sents))
     ids = np.fromiter(map(vocab.stoi.__getitem__, flat), dtype=np.int64, count=len(flat))
@@ -299,7 +299,8 @@ class NGramCounts:
                 self.vocab = vocab
             else:
                 self.vocab = LMVocabulary(getattr(vocab, "itos", vocab), unk=unk)
-        text = encode_sentences(sents, self.vocab, what="training sentences", forbid_unknown=vocab is not None)
+        text = encode_sentences(sents, self.vocab, what="training sentences", forbid_unknown=vocab is not None,
+                                checked=True)
         self.order = order
         self.n_sentences = text.n_sentences
         self.n_tokens = text.n_tokens
@@ -420,15 +421,36 @@ def _count_tables(text: EncodedText, order: int) -> list[NGramTable]:
         if v * (int(prev.max()) + 1) >= 2**62:  # pragma: no cover - needs > 2^31 distinct n-grams
             raise OverflowError("too many distinct n-grams for int64 keys")
         keys = prev[idx - 1] * v + stream[idx]
-        uniq, inv, cnt = np.unique(keys, return_inverse=True, return_counts=True)
-        h = np.full(len(stream), -1, dtype=np.int64)
-        h[idx] = inv
+        uniq, inv, cnt = unique_inverse(keys)
         suffix = np.empty(len(uniq), dtype=np.int64)
         suffix[inv] = prev[idx]
         first = tables[-1].first[uniq // v]
-        tables.append(NGramTable(k, uniq, cnt.astype(np.int64), suffix, first, v))
-        prev = h
+        tables.append(NGramTable(k, uniq, cnt, suffix, first, v))
+        if k < order:
+            prev = np.full(len(stream), -1, dtype=np.int64)
+            prev[idx] = inv
     return tables
+
+
+def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True, return_counts=True)`` for a 1-D int64 array, about
+    twice as fast (one unstable argsort, no extra passes)."""
+    n = len(keys)
+    if n == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e
+    order = np.argsort(keys)
+    sk = keys[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(sk[1:], sk[:-1], out=new[1:])
+    group = np.cumsum(new, dtype=np.int64)
+    group -= 1
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = group
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, n))
+    return sk[starts], inv, counts
 
 
 def unseen_ngram_share(train: Sequence[Sequence[str]] | NGramCounts, test: Sequence[Sequence[str]],
