@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .lm import InterpolatedLM
-from .ngram import BOS_ID, NGramCounts
+from .ngram import BOS_ID, EOS_ID, UNK_ID, NGramCounts
 
 FALLBACK_DISCOUNTS = (0.5, 1.0, 1.5)  # KenLM's --discount_fallback defaults for D1, D2, D3+
 
@@ -52,6 +52,40 @@ def adjusted_counts(counts: NGramCounts, k: int) -> np.ndarray:
 def count_of_counts(a: np.ndarray, up_to: int = 4) -> np.ndarray:
     """``n[r]`` = how many n-grams have adjusted count r, for r = 0..up_to (n[0] unused)."""
     return np.bincount(np.minimum(a, up_to + 1), minlength=up_to + 2)[: up_to + 1]
+
+
+def kenlm_last_suffixes(counts: NGramCounts) -> dict[int, int]:
+    """The rows (per order below n) that KenLM's ``lmplz`` counts with their *raw* count when it
+    collects the count-of-counts for the discounts.
+
+    ``lmplz`` (adjust_counts.cc, as of kenlm 0.3.0) walks the n-grams in suffix order and, at
+    the very end, flushes the pending lower-order n-grams -- the suffixes of the last n-gram --
+    into the statistics with their actual counts instead of their adjusted ones. That shifts
+    one n-gram per order between the n_r's (on Brown: the unigram "iliad", adjusted count 1,
+    raw count 5, so KenLM's unigram n1 is one lower). Its vocabulary ids follow first appearance.
+    """
+    n = counts.order
+    if n < 2:
+        return {}
+    v = len(counts.vocab)
+    rank = counts.first_seen_rank()
+    kid = np.where(np.arange(v) == BOS_ID, 1, np.where(np.arange(v) == EOS_ID, 2, rank + 3))
+    kid[UNK_ID] = 0
+    table = counts.tables[n - 1]
+    # words of every n-gram of the highest order, last word first (lexsort's primary key is its last)
+    cols = []
+    rows = np.arange(len(table))
+    for k in range(n, 0, -1):
+        t = counts.tables[k - 1]
+        cols.append(kid[t.keys[rows] % v])
+        rows = t.keys[rows] // v
+    last = int(np.lexsort(tuple(reversed(cols)))[-1])
+    out = {}
+    row = last
+    for k in range(n - 1, 0, -1):
+        row = int(counts.tables[k].suffix[row])
+        out[k] = row
+    return out
 
 
 def modified_discounts(n: Sequence[int]) -> tuple[float, float, float] | None:
@@ -134,13 +168,17 @@ class ModifiedKneserNey(KneserNey):
             undefined, e.g. no n-gram seen exactly 3 times, KenLM's fallback 0.5/1/1.5 is used
             with a warning), or ``(D1, D2, D3+)`` for every order, or one triple per order.
         order: use orders 1..order of ``counts`` only.
+        kenlm_compat: estimate the discounts with lmplz's end-of-stream quirk (see
+            :func:`kenlm_last_suffixes`): the discounts, hence every probability, then equal
+            KenLM's to float precision. Off by default; the difference is one n-gram per order.
     """
 
     name = "modified KN"
 
     def __init__(self, counts: NGramCounts, discounts: Sequence[float] | Sequence[Sequence[float]] | None = None,
-                 order: int | None = None) -> None:
+                 order: int | None = None, *, kenlm_compat: bool = False) -> None:
         InterpolatedLM.__init__(self, counts, order)
+        self.kenlm_compat = bool(kenlm_compat)
         self.discounts = self._modified(discounts)
         self._setup()
 
@@ -160,11 +198,15 @@ class ModifiedKneserNey(KneserNey):
             for k, row in enumerate(given, start=1):
                 if not all(np.isfinite(x) and 0 <= x <= r for r, x in enumerate(row, start=1)):
                     raise ValueError(f"order {k}: need 0 <= D1 <= 1, 0 <= D2 <= 2, 0 <= D3+ <= 3, got {row.tolist()}")
+        raw_rows = kenlm_last_suffixes(self.counts) if self.kenlm_compat and given is None else {}
         for k in range(1, self.order + 1):
             if given is not None:
                 out[k - 1] = given[k - 1]
                 continue
-            d = modified_discounts(count_of_counts(adjusted_counts(self.counts, k)))
+            a = adjusted_counts(self.counts, k)
+            if k in raw_rows:
+                a[raw_rows[k]] = self.counts.tables[k - 1].counts[raw_rows[k]]
+            d = modified_discounts(count_of_counts(a))
             if d is None:
                 d = FALLBACK_DISCOUNTS
                 fallback.append(k)

@@ -305,6 +305,7 @@ class NGramCounts:
         self.n_sentences = text.n_sentences
         self.n_tokens = text.n_tokens
         self.tables = _count_tables(text, order)
+        self._train_ids = text.ids
 
     @classmethod
     def _from_tables(cls, vocab: LMVocabulary, tables: list[NGramTable], n_sentences: int,
@@ -312,6 +313,7 @@ class NGramCounts:
         obj = cls.__new__(cls)
         obj.vocab, obj.tables, obj.order = vocab, tables, len(tables)
         obj.n_sentences, obj.n_tokens = n_sentences, n_tokens
+        obj._train_ids = None
         return obj
 
     def truncate(self, order: int) -> "NGramCounts":
@@ -320,7 +322,21 @@ class NGramCounts:
         if order > self.order:
             raise ValueError(f"cannot truncate counts of order {self.order} to order {order}: "
                              f"count again with NGramCounts(sentences, order={order})")
-        return NGramCounts._from_tables(self.vocab, self.tables[:order], self.n_sentences, self.n_tokens)
+        out = NGramCounts._from_tables(self.vocab, self.tables[:order], self.n_sentences, self.n_tokens)
+        out._train_ids = self._train_ids
+        return out
+
+    def first_seen_rank(self) -> np.ndarray:
+        """For every id, the rank of its first appearance in the training text (``<s>``/``</s>``
+        and never-seen ids last): the order in which KenLM numbers words."""
+        if self._train_ids is None:
+            raise ValueError("these counts were not made from text, so the order of first appearance is unknown")
+        ids = self._train_ids
+        words = ids[ids > EOS_ID]
+        uniq, first = np.unique(words, return_index=True)
+        rank = np.full(len(self.vocab), len(self.vocab), dtype=np.int64)
+        rank[uniq[np.argsort(first, kind="stable")]] = np.arange(len(uniq))
+        return rank
 
     def table(self, n: int) -> NGramTable:
         """The table of order ``n``."""
