@@ -1,0 +1,41 @@
+"""Chapter 4: static vectors from global counts and from subwords.
+
+* :mod:`.cooccur` -- the windowed, 1/distance-weighted co-occurrence matrix (sparse, vectorised)
+  and the paper's probability-ratio table;
+* :mod:`.glove` -- GloVe (Pennington et al. 2014): weighted least squares on ``log X`` with
+  the reference code's AdaGrad; ``train_glove(sentences, GloVeConfig(...))``;
+* :mod:`.subwords` -- fastText's character n-grams and FNV-1a hashing, exactly as its C++ code;
+* :mod:`.fasttext` -- skip-gram with subword vectors (Bojanowski et al. 2017), reusing chapter
+  3's batches and negative sampling; vectors for out-of-vocabulary words;
+* :mod:`.corpus` -- the corpus of chapters 3 and 4 (Brown + SOTU + Moby Dick, lower-cased).
+
+Quick start::
+
+    from companion.static import chapter_corpus, train_glove, train_fasttext
+    sents = chapter_corpus()
+    glove = train_glove(sents, x_max=10.0, epochs=15)
+    ft = train_fasttext(sents, epochs=5)
+    ft.nearest("embeddingz")              # an unseen word still has neighbours
+"""
+
+from .cooccur import Cooccurrence, cooccurrence_matrix, cooccurrence_reference, probability_ratios
+from .corpus import SOURCES, chapter_corpus, corpus_counts
+from .fasttext import FastTextConfig, FastTextResult, FastTextSkipGram, train_fasttext
+from .glove import GloVe, GloVeConfig, GloVeResult, glove_batches, train_glove, weighting
+from .subwords import (
+    SubwordTable,
+    build_subword_table,
+    char_ngrams,
+    fnv1a_32,
+    fnv1a_32_many,
+    ngram_buckets,
+    subwords,
+)
+
+__all__ = [
+    "Cooccurrence", "FastTextConfig", "FastTextResult", "FastTextSkipGram", "GloVe", "GloVeConfig",
+    "GloVeResult", "SOURCES", "SubwordTable", "build_subword_table", "chapter_corpus", "char_ngrams",
+    "cooccurrence_matrix", "cooccurrence_reference", "corpus_counts", "fnv1a_32", "fnv1a_32_many",
+    "glove_batches", "ngram_buckets", "probability_ratios", "subwords", "train_fasttext", "train_glove",
+    "weighting",
+]
