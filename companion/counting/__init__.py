@@ -12,7 +12,8 @@ Models: :class:`MLE`, :class:`AddK` (:class:`Laplace`), :class:`JelinekMercer`,
 :class:`KneserNey`, :class:`ModifiedKneserNey` (KenLM's lmplz, reproduced). Tuning:
 :func:`tune_add_k`, :func:`tune_jelinek_mercer`. Analysis: :func:`unseen_ngram_share`,
 :func:`count_memory`. Word vectors: :func:`cooccurrence_matrix`, :func:`ppmi`,
-:func:`truncated_svd`, :func:`count_word_vectors`, :func:`similarity_table`.
+:func:`truncated_svd`, :func:`count_word_vectors`, :func:`similarity_table`. The text-generation
+widget: :class:`ModelZoo`, :func:`generate_for` (its callback), :func:`generation_widget`.
 """
 
 from .addk import AddK, Laplace
@@ -30,6 +31,7 @@ from .svd import svd_vectors, truncated_svd
 from .tables import DEFAULT_METHODS, METHODS, build_model, count_memory, perplexity_table, time_build
 from .tune import TuneResult, tune_add_k, tune_jelinek_mercer
 from .vectors import CountVectors, count_word_vectors, dense_rows, similarity_table, sparse_neighbours
+from .widget import GenerationWidget, ModelZoo, generate_for, generation_widget
 
 __all__ = [
     "AddK", "BOS", "Cooccurrence", "CountVectors", "DEFAULT_METHODS", "EOS", "EncodedText", "InterpolatedLM",
@@ -39,5 +41,5 @@ __all__ = [
     "count_of_counts", "count_word_vectors", "dense_rows", "generate_text", "modified_discounts",
     "one_hot", "perplexity_table", "ppmi", "read_arpa", "sample", "similarity_table", "sparse_neighbours",
     "svd_vectors", "tfidf", "time_build", "truncated_svd", "tune_add_k", "tune_jelinek_mercer",
-    "unk_share", "unseen_ngram_share",
+    "unk_share", "unseen_ngram_share", "GenerationWidget", "ModelZoo", "generate_for", "generation_widget",
 ]

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .lm import NGramLM
+from .lm import NGramLM, take
 from .ngram import BOS_ID, EncodedText, NGramCounts
 
 
@@ -64,9 +64,8 @@ class AddK(NGramLM):
                 c_gram[sel] = self.counts.tables[0].counts[text.ids[where]]
                 c_ctx[sel] = self.counts.n_tokens
                 continue
-            gram, ctx = h[n - 1][where], h[n - 2][where - 1]
-            c_gram[sel] = np.where(gram >= 0, self.counts.tables[n - 1].counts[gram], 0)
-            c_ctx[sel] = np.where(ctx >= 0, self._ctx_total[n - 1][ctx], 0.0)
+            c_gram[sel] = take(self.counts.tables[n - 1].counts, h[n - 1][where], 0.0)
+            c_ctx[sel] = take(self._ctx_total[n - 1], h[n - 2][where - 1], 0.0)
         return c_gram, c_ctx
 
     def _token_probs(self, text: EncodedText) -> np.ndarray:

@@ -23,6 +23,14 @@ import numpy as np
 from .ngram import BOS, BOS_ID, EOS, EOS_ID, UNK_ID, EncodedText, NGramCounts
 
 
+def take(values: np.ndarray, rows: np.ndarray, default: float) -> np.ndarray:
+    """``values[rows]`` where ``rows >= 0``, ``default`` elsewhere (safe for empty tables)."""
+    out = np.full(rows.shape, default, dtype=np.float64)
+    hit = rows >= 0
+    out[hit] = values[rows[hit]]
+    return out
+
+
 class NGramLM:
     """Base class: an n-gram model over the vocabulary of its counts.
 
@@ -203,11 +211,7 @@ class InterpolatedLM(NGramLM):
         at = text.predicted
         p = self._p1[text.ids[at]]
         for k in range(2, self.order + 1):
-            ctx = h[k - 2][at - 1]
-            gram = h[k - 1][at]
-            gamma = np.where(ctx >= 0, self._gamma[k - 1][ctx], 1.0)
-            num = np.where(gram >= 0, self._num[k - 1][gram], 0.0)
-            p = num + gamma * p
+            p = take(self._num[k - 1], h[k - 1][at], 0.0) + take(self._gamma[k - 1], h[k - 2][at - 1], 1.0) * p
         return p
 
     def ngram_probs(self, ngrams: Sequence[Sequence[str]] | np.ndarray) -> np.ndarray:
@@ -226,9 +230,7 @@ class InterpolatedLM(NGramLM):
             at[m] = cur
         p = self._p1[ids[:, -1]]
         for k in range(2, width + 1):
-            ctx, gram = at[k - 1][:, -2], at[k][:, -1]
-            gamma = np.where(ctx >= 0, self._gamma[k - 1][ctx], 1.0)
-            p = np.where(gram >= 0, self._num[k - 1][gram], 0.0) + gamma * p
+            p = take(self._num[k - 1], at[k][:, -1], 0.0) + take(self._gamma[k - 1], at[k - 1][:, -2], 1.0) * p
         return p
 
     def backoffs(self, contexts: Sequence[Sequence[str]] | np.ndarray) -> np.ndarray:
@@ -242,7 +244,7 @@ class InterpolatedLM(NGramLM):
         row = ids[:, 0]
         for j in range(1, width):
             row = self.counts.tables[j].find(np.where(row >= 0, row * v + ids[:, j], -1))
-        return np.where(row >= 0, self._gamma[width][np.maximum(row, 0)], 1.0)
+        return take(self._gamma[width], row, 1.0)
 
     def _context_rows(self, context: list[int]) -> list[int]:
         """rows[m] = row of the last m context words in the table of order m (-1 if unseen)."""

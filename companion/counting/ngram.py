@@ -249,6 +249,8 @@ class NGramTable:
     def find(self, keys: np.ndarray) -> np.ndarray:
         """Row of each key (-1 where absent); keys < 0 stand for an absent context."""
         keys = np.asarray(keys, dtype=np.int64)
+        if len(self.keys) == 0:
+            return np.full(keys.shape, -1, dtype=np.int64)
         j = np.searchsorted(self.keys, keys)
         np.minimum(j, len(self.keys) - 1, out=j)
         hit = (self.keys[j] == keys) & (keys >= 0)

@@ -16,6 +16,7 @@ from scipy.optimize import minimize_scalar
 
 from .addk import AddK
 from .interpolation import JelinekMercer
+from .lm import take
 from .ngram import EncodedText, NGramCounts
 
 
@@ -75,9 +76,8 @@ def _levels(model: JelinekMercer, text: EncodedText) -> tuple[np.ndarray, np.nda
     active[:, 1] = True
     for k in range(2, n + 1):
         ml, seen = model.ml_level(k)
-        ctx, gram = h[k - 2][at - 1], h[k - 1][at]
-        active[:, k] = (ctx >= 0) & np.where(ctx >= 0, seen[np.maximum(ctx, 0)], False)
-        q[:, k] = np.where(gram >= 0, ml[np.maximum(gram, 0)], 0.0)
+        active[:, k] = take(seen.astype(np.float64), h[k - 2][at - 1], 0.0) > 0
+        q[:, k] = take(ml, h[k - 1][at], 0.0)
     return q, active
 
 
