@@ -220,3 +220,59 @@ def test_nnlm_on_cuda_matches_cpu(output):
     assert hist.steps == 10 and next(gpu.parameters()).device.type == "cuda"
     p = gpu.next_word_distribution([1, 2])
     assert p.device.type == "cuda" and abs(float(p.sum()) - 1) < 1e-4
+
+
+# ---------------------------------------------------------------------------- recipes
+
+
+def tiny_corpus():
+    from companion.data import Vocab
+
+    sents = [["the", "cat", "sat"], ["a", "dog", "ran", "far"], ["the", "end"]]
+    vocab = Vocab([w for s in sents for w in s], specials=("</s>",))
+    return sents, vocab
+
+
+def test_lm_examples_predict_the_same_tokens_as_the_ngram_models():
+    from companion.counting import ModifiedKneserNey
+    from companion.neural_lm import lm_examples
+
+    sents, vocab = tiny_corpus()
+    ctx, tgt = lm_examples(sents, vocab, n=3)
+    expected = [w for s in sents for w in s + ["</s>"]]
+    assert vocab.decode(tgt) == expected
+    assert vocab.decode(ctx[0]) == ["</s>", "</s>"] and vocab.decode(ctx[4]) == ["sat", "</s>"]
+    import warnings
+
+    with warnings.catch_warnings():  # tiny data: chapter 1 warns about its discount fallback
+        warnings.simplefilter("ignore")
+        lm = ModifiedKneserNey.fit(sents, 3)
+    assert len(lm.token_logprobs(sents)) == tgt.shape[0]
+    with pytest.raises(ValueError, match="<eos>"):
+        lm_examples(sents, vocab, n=3, eos="<eos>")
+    with pytest.raises(ValueError, match="n must be"):
+        lm_examples(sents, vocab, n=1)
+
+
+def test_train_lm_sample_words_and_presets():
+    from companion.neural_lm import TrainPlan, lbl_preset, nnlm_preset, sample_words, train_lm
+
+    ctx, tgt = ngram_examples(markov_stream(2000, 0), 3)
+    vctx, vtgt = ngram_examples(markov_stream(400, 1), 3)
+    model = NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16))
+    hist = train_lm(model, (ctx, tgt), (vctx, vtgt), TrainPlan(batch_size=128, epochs=1.5, lr=1e-2), device="cpu", progress=False)
+    assert hist.steps == round(1.5 * math.ceil(ctx.shape[0] / 128))
+    assert len(hist.evals) >= 4 and hist.best["val_ppl"] < 20
+    a = sample_words(model, [1, 2], 20, seed=3)
+    assert a == sample_words(model, [1, 2], 20, seed=3) and len(a) == 20 and all(0 <= i < V for i in a)
+    with pytest.raises(ValueError, match="context"):
+        sample_words(model, [1], 5)
+    for variant in ("hsoftmax", "full", "direct"):
+        for scale in ("ci", "laptop", "gpu"):
+            cfg, plan = nnlm_preset(100, variant, scale=scale)
+            cfg.validate()
+            assert plan.epochs > 0
+    assert nnlm_preset(100, "hsoftmax", scale="ci")[1].epochs < nnlm_preset(100, "hsoftmax", scale="laptop")[1].epochs
+    lbl_preset(100, scale="ci")[0].validate()
+    with pytest.raises(ValueError, match="variant"):
+        nnlm_preset(100, "huge")
