@@ -15,13 +15,15 @@ The unigram level is interpolated with the uniform distribution over every predi
 so the unknown symbol gets ``γ / |V'|`` even if never seen: exactly KenLM's ``lmplz`` (the peer
 tests reproduce its ARPA probabilities and its perplexities).
 
-Why NLTK's ``KneserNeyInterpolated`` gives other numbers: it uses one fixed discount (0.1) for
-every order instead of estimating it; its lowest order is the continuation distribution without
-any uniform floor, so an unseen word gets probability 0; its γ for lower orders counts distinct
-followers by raw counts while dividing by continuation totals, so its distributions need not sum
-to 1; it pads with ``n - 1`` copies of both ``<s>`` and ``</s>``; and it recomputes every
-continuation count by scanning all n-grams of the next order at each query, which is why it
-takes tens of milliseconds per token where this takes well under a microsecond.
+Why NLTK's ``KneserNeyInterpolated`` (nltk 3.10) gives other numbers: it uses one fixed
+discount (0.1 unless told otherwise) for every order and count instead of estimating D1, D2,
+D3+ from the data; its lowest order is the continuation distribution with no uniform floor, so
+a word unseen in training (``<UNK>`` included) gets probability 0 and the perplexity of any text
+with one is infinite; it pads with ``n - 1`` copies of both ``<s>`` and ``</s>``
+(``padded_everygram_pipeline``) and predicts the padding; and it recomputes each continuation
+count by scanning all n-grams of the next order at every query -- about 10 ms per token on a
+2,000-sentence sample of Brown, tens of ms on all of it, where ours scores a token in well
+under a microsecond.
 """
 
 from __future__ import annotations
