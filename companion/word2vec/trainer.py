@@ -24,9 +24,11 @@ context words, up to the C code's convention explained in :mod:`.cbow`).
 from __future__ import annotations
 
 import math
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 
@@ -67,6 +69,13 @@ class Word2VecConfig:
             updates of a batch are summed, so very large batches on a tiny vocabulary overshoot.
         block: centres per block (see :class:`~.pairs.Word2VecBatch`).
         engine: ``"sgd"`` (hand-written updates) or ``"autograd"`` (through ``companion.train.fit``).
+        workers: CPU threads that train on different batches at once, sharing the vectors without
+            locks ("Hogwild", as the C code's and gensim's threads). More than 1 makes runs
+            non-deterministic; ignored (1) on a GPU.
+        threads: torch's intra-op threads during training (``None``: leave torch's setting).
+            The default 1 is deliberate: word2vec's operations are too small to split across
+            cores, and on a busy machine a second OpenMP thread that spins waiting for its
+            sibling made training >10x slower (measured); use ``workers`` for parallelism.
         seed: seeds the initial vectors, subsampling, windows and noise words.
         device: ``None`` picks cuda > mps > cpu.
         progress: show a progress bar (autograd engine: ``fit``'s bar).
@@ -87,6 +96,8 @@ class Word2VecConfig:
     batch_size: int = 1024
     block: int = 8
     engine: str = "sgd"
+    workers: int = 1
+    threads: int | None = 1
     seed: int = 0
     device: str | None = None
     progress: bool = False
@@ -108,7 +119,7 @@ class Word2VecConfig:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
         if self.subsample_rule not in RULES:
             raise ValueError(f"subsample_rule must be one of {RULES}, got {self.subsample_rule!r}")
-        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block"):
+        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block", "workers"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -120,6 +131,10 @@ class Word2VecConfig:
             raise ValueError(f"lr must be a positive number (0.025 skip-gram, 0.05 CBOW) or None, got {self.lr!r}")
         if not 0 < self.min_lr_fraction <= 1:
             raise ValueError(f"min_lr_fraction must be in (0, 1], got {self.min_lr_fraction!r}")
+        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
+            raise ValueError(f"threads must be a positive int or None, got {self.threads!r}")
+        if self.engine == "autograd" and self.workers != 1:
+            raise ValueError("workers > 1 needs engine='sgd' (fit trains in one thread)")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
 
@@ -189,36 +204,73 @@ class Word2VecResult:
 
 
 def _train_sgd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig, device: torch.device) -> History:
+    """The hand-written loop; ``config.workers`` threads share the batches (Hogwild, as the C code)."""
     hist = History()
     bar = None
     if config.progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(corpus) * config.epochs, unit="word", unit_scale=True, leave=False)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def work(batches: Iterator[Word2VecBatch], totals: list[float]) -> None:
+        try:
+            while True:
+                with lock:
+                    batch = next(batches, None)
+                if batch is None or errors:
+                    return
+                batch = to_device(batch, device)
+                loss, n_ex = model.sgd_step(batch, learning_rate(config, batch.progress))
+                if not math.isfinite(loss):
+                    raise ValueError(f"loss became {loss} at step {hist.steps}; lower the learning rate")
+                with lock:
+                    hist.step_loss.append(loss)
+                    hist.steps += 1
+                    hist.items += batch.words
+                    totals[0] += loss * n_ex
+                    totals[1] += n_ex
+                    if bar is not None:
+                        bar.update(batch.words)
+        except BaseException as err:  # re-raised in the main thread
+            errors.append(err)
+
     start = time.perf_counter()
     for epoch in range(config.epochs):
-        running, n = 0.0, 0
-        for batch in _batches(corpus, config, epoch):
-            batch = to_device(batch, device)
-            loss, n_ex = model.sgd_step(batch, learning_rate(config, batch.progress))
-            if not math.isfinite(loss):
-                raise ValueError(f"loss became {loss} at step {hist.steps}; lower the learning rate")
-            hist.step_loss.append(loss)
-            hist.steps += 1
-            hist.items += batch.words
-            running += loss * n_ex
-            n += n_ex
-            if bar is not None:
-                bar.update(batch.words)
-        if n == 0:
+        batches = iter(_batches(corpus, config, epoch))
+        totals = [0.0, 0]
+        if config.workers == 1:
+            work(batches, totals)
+        else:
+            threads = [threading.Thread(target=work, args=(batches, totals), daemon=True) for _ in range(config.workers)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        if errors:
+            raise errors[0]
+        if totals[1] == 0:
             raise ValueError(f"epoch {epoch} produced no training examples; is the corpus too small for the window?")
-        hist.epoch_loss.append(running / n)  # mean loss per example over the epoch
+        hist.epoch_loss.append(totals[0] / totals[1])  # mean loss per example over the epoch
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     hist.seconds = time.perf_counter() - start
     if bar is not None:
         bar.close()
     return hist
+
+
+@contextmanager
+def _intra_op_threads(n: int | None) -> Iterator[None]:
+    """Temporarily set torch's intra-op thread count (``None``: leave it)."""
+    old = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 def _train_autograd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig) -> History:
@@ -280,8 +332,11 @@ def train_word2vec(
     device = get_device(config.device)
     seed_everything(config.seed)
     model = make_model(corpus.vocab.counts, config).to(device)
-    if config.engine == "sgd":
-        hist = _train_sgd(model, corpus, config, device)
-    else:
-        hist = _train_autograd(model, corpus, config)
+    if device.type != "cpu" and config.workers != 1:
+        config.workers = 1  # one stream of batches feeds an accelerator
+    with _intra_op_threads(config.threads if device.type == "cpu" else None):
+        if config.engine == "sgd":
+            hist = _train_sgd(model, corpus, config, device)
+        else:
+            hist = _train_autograd(model, corpus, config)
     return Word2VecResult(model, corpus.vocab, hist, config)

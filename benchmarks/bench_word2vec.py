@@ -1,0 +1,100 @@
+"""Chapter 3 benchmark: our skip-gram + negative sampling against gensim 4.4.0, one run.
+
+Same tokens (the chapter corpus: Brown + State of the Union + Moby Dick through the book's
+tokenizer), same hyperparameters (d=100, window 5, 5 noise words, min_count 5, sample 1e-3,
+lr 0.025 decaying linearly to 0.025e-4, the same epochs), both on 2 CPU threads
+(gensim ``workers=2``; ours ``workers=2`` Hogwild threads with one intra-op thread each). Both
+sets of vectors are scored by the same code (:func:`companion.evaluate.compare_embeddings`):
+WordSim-353 and SimLex-999 Spearman, Google analogies (3CosAdd, top 30k words).
+
+Speed is corpus words per second of *training* (gensim's ``total_train_time``; our
+``History.seconds``), as a ratio to gensim measured in the same run -- the machine is shared,
+so only ratios travel. Also timed on a slice: our two engines (the hand-written SGD and the
+book's ``train.fit`` loop with autograd and sparse gradients) and 1 vs 2 workers.
+
+Run alone with ``python -m benchmarks.bench_word2vec`` (or through ``python -m benchmarks``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from companion.device import describe, get_device
+from companion.word2vec import encode_corpus, train_word2vec
+
+HYPER = dict(dim=100, window=5, negative=5, min_count=5, sample=1e-3)
+
+
+def _gensim(sentences, epochs: int, seed: int, workers: int = 2):
+    from gensim.models import Word2Vec
+
+    m = Word2Vec(
+        sentences, vector_size=HYPER["dim"], window=HYPER["window"], min_count=HYPER["min_count"],
+        sample=HYPER["sample"], sg=1, hs=0, negative=HYPER["negative"], alpha=0.025,
+        min_alpha=0.025 * 1e-4, workers=workers, epochs=epochs, seed=seed,
+    )
+    words_per_s = m.corpus_total_words * epochs / m.total_train_time
+    return m.wv.vectors.astype(np.float32), dict(m.wv.key_to_index), words_per_s, m.total_train_time
+
+
+def _scores(named: dict) -> dict:
+    from companion.data import load_google_analogies, load_simlex999, load_wordsim353
+    from companion.evaluate import compare_embeddings
+
+    table = compare_embeddings(
+        named,
+        similarity={"WS353": load_wordsim353(), "SimLex": load_simlex999()},
+        analogies=load_google_analogies(),
+        methods=("3cosadd",),
+        restrict_vocab=30000,
+    )
+    return {name: {k: float(v) for k, v in row.items()} for name, row in table.iterrows()}
+
+
+def run(*, epochs: int = 5, max_tokens: int | None = None, seed: int = 1, slice_tokens: int = 300_000,
+        device: str | None = "cpu") -> dict:
+    """Train gensim and ours (skip-gram, NEG) on the chapter corpus; return a flat dict of
+    scores, speeds and their ratios (``*_ratio`` = ours / gensim; ``*_diff`` = ours - gensim)."""
+    from companion.static.corpus import chapter_corpus
+
+    dev = get_device(device)
+    t0 = time.perf_counter()
+    sents = chapter_corpus(max_tokens=max_tokens)
+    corpus = encode_corpus(sents, min_count=HYPER["min_count"])
+    out: dict = {
+        "corpus_tokens": sum(len(s) for s in sents), "vocab_size": len(corpus.vocab), "epochs": epochs,
+        "device": describe(dev),
+    }
+    g_vec, g_index, g_wps, g_sec = _gensim(sents, epochs, seed)
+    ours = train_word2vec(corpus, arch="sg", output="neg", epochs=epochs, seed=seed, workers=2,
+                          device=str(dev), **HYPER)
+    out["gensim_words_per_s"] = g_wps
+    out["ours_words_per_s"] = ours.words_per_second
+    out["speed_ratio"] = ours.words_per_second / g_wps
+    out["gensim_s_per_epoch"] = g_sec / epochs
+    out["ours_s_per_epoch"] = ours.seconds_per_epoch
+    scores = _scores({"gensim": (g_vec, g_index), "ours": (ours.vectors().numpy(), ours.index)})
+    for key in ("WS353 rho", "SimLex rho", "3cosadd", "3cosadd semantic", "3cosadd syntactic", "analogy coverage"):
+        slug = key.replace(" ", "_").lower()
+        out[f"gensim_{slug}"] = scores["gensim"][key]
+        out[f"ours_{slug}"] = scores["ours"][key]
+    out["ws353_diff"] = out["ours_ws353_rho"] - out["gensim_ws353_rho"]
+    out["analogy_points_diff"] = 100 * (out["ours_3cosadd"] - out["gensim_3cosadd"])
+    out["quality_ok"] = abs(out["ws353_diff"]) <= 0.03 and abs(out["analogy_points_diff"]) <= 2.0
+
+    # engines and workers on a slice (one epoch each)
+    part = encode_corpus(chapter_corpus(max_tokens=slice_tokens), min_count=HYPER["min_count"])
+    for name, kw in (("sgd_1worker", dict(workers=1)), ("sgd_2workers", dict(workers=2)),
+                     ("autograd_fit", dict(engine="autograd"))):
+        r = train_word2vec(part, arch="sg", output="neg", epochs=1, seed=seed, device=str(dev), **kw, **HYPER)
+        out[f"slice_{name}_words_per_s"] = r.words_per_second
+    out["slice_sgd_over_autograd"] = out["slice_sgd_1worker_words_per_s"] / out["slice_autograd_fit_words_per_s"]
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2))
