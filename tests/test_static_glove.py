@@ -17,6 +17,16 @@ from companion.static.glove import GloVe, GloVeConfig, glove_batches, train_glov
 from companion.word2vec import Word2VecVocab
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Small tensors: a second thread does not help, and on a busy 2-core machine every parallel
+    region waits for a time slice (measured 40x slower); run these tests single-threaded."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _tiny(V: int = 4, d: int = 3, seed: int = 0, x_max: float = 5.0) -> tuple[GloVe, np.ndarray]:
     torch.manual_seed(seed)
     m = GloVe(V, d, x_max=x_max, seed=seed).double()
