@@ -305,6 +305,7 @@ def test_perplexity_table_and_kn_wins(zipf):
 
 
 # ------------------------------------------------------------------ contexts, sampling
+@pytest.mark.filterwarnings("ignore:Kneser-Ney discounts")
 def test_context_checks():
     lm = KneserNey.fit([["a", "b", "c"]] * 3, 3)
     with pytest.raises(ValueError, match="may only open"):

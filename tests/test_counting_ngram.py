@@ -176,3 +176,12 @@ def test_encode_layout():
     assert t.ids.tolist() == [0, 3, 1, 0, 1, 0, 4, 3, 1]
     assert t.pos.tolist() == [0, 1, 2, 0, 1, 0, 1, 2, 3]
     assert t.n_tokens == 6 and t.predicted.tolist() == [1, 2, 4, 6, 7, 8]
+
+
+@pytest.mark.parametrize("name", ["ngram", "mle", "addk", "ppmi", "representations"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"companion.counting.{name}")
+    assert doctest.testmod(module).failed == 0
