@@ -194,3 +194,14 @@ def test_modified_kn_matches_kenlm_on_brown(kenlm, brown, tmp_path, order):
         cmp = compare_with_arpa(exact, run.arpa)
         assert cmp.missing_in_model == 0 and cmp.worst < 2e-6, cmp
     assert math.isfinite(plain.perplexity(test))
+
+
+def test_kenlm_table_renames_unk_for_both(kenlm, synthetic):
+    from companion.counting import kenlm_table
+
+    train, test = synthetic
+    train = [["<unk>" if w == "w7" else w for w in s] for s in train]  # like Bengio's rare words
+    table = kenlm_table(train, test, orders=(2, 3))
+    assert list(table.index) == [2, 3]
+    assert (table["relative difference"].abs() < 1e-3).all()
+    assert (table["ours build s"] > 0).all() and (table["KenLM build s"] > 0).all()

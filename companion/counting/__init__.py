@@ -28,7 +28,7 @@ from .ngram import BOS, EOS, UNK, EncodedText, LMVocabulary, NGramCounts, unseen
 from .ppmi import ppmi
 from .representations import bag_of_words, build_vocab, one_hot, tfidf
 from .svd import svd_vectors, truncated_svd
-from .tables import DEFAULT_METHODS, METHODS, build_model, count_memory, perplexity_table, time_build
+from .tables import DEFAULT_METHODS, METHODS, build_model, count_memory, kenlm_table, perplexity_table, time_build
 from .tune import TuneResult, tune_add_k, tune_jelinek_mercer
 from .vectors import CountVectors, count_word_vectors, dense_rows, similarity_table, sparse_neighbours
 from .widget import GenerationWidget, ModelZoo, generate_for, generation_widget
@@ -37,7 +37,7 @@ __all__ = [
     "AddK", "BOS", "Cooccurrence", "CountVectors", "DEFAULT_METHODS", "EOS", "EncodedText", "InterpolatedLM",
     "JelinekMercer", "KneserNey", "LMVocabulary", "Laplace", "METHODS", "MLE", "ModifiedKneserNey",
     "NGramCounts", "NGramLM", "TuneResult", "UNK", "adjusted_counts", "apply_temperature", "bag_of_words",
-    "build_model", "build_vocab", "compare_with_arpa", "cooccurrence_matrix", "count_memory",
+    "build_model", "build_vocab", "compare_with_arpa", "kenlm_table", "cooccurrence_matrix", "count_memory",
     "count_of_counts", "count_word_vectors", "dense_rows", "generate_text", "modified_discounts",
     "one_hot", "perplexity_table", "ppmi", "read_arpa", "sample", "similarity_table", "sparse_neighbours",
     "svd_vectors", "tfidf", "time_build", "truncated_svd", "tune_add_k", "tune_jelinek_mercer",

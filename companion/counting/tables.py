@@ -103,3 +103,40 @@ def time_build(cls, sentences: Sequence[Sequence[str]], order: int, repeats: int
         lm = cls.fit(sentences, order, **params)
         best = min(best, time.perf_counter() - t0)
     return lm, float(best)
+
+
+def kenlm_table(train: Sequence[Sequence[str]], test: Sequence[Sequence[str]], orders: Iterable[int] = (3, 5),
+                *, rare: str = "<rare>") -> pd.DataFrame:
+    """Ours vs KenLM's ``lmplz``/``query`` (modified Kneser-Ney) on the same text: test perplexity
+    and build time per order.
+
+    KenLM reserves ``<unk>``; if the text uses it (Bengio's split does, for rare words), it is
+    renamed ``rare`` in what *both* models see, so both have the same vocabulary.
+
+    Raises:
+        companion.peers.kenlm_build.KenLMUnavailable: if KenLM is not built and cannot be built.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from companion.peers import kenlm_build as K
+
+    K.ensure()
+
+    def rename(sents):
+        return [[rare if w == "<unk>" else w for w in s] for s in sents]
+
+    train, test = rename(train), rename(test)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kenlm-table-") as tmp:
+        text = K.write_sentences(train, Path(tmp) / "train.txt")
+        for n in sorted(set(int(o) for o in orders)):
+            run = K.lmplz(text, n, Path(tmp) / f"{n}.arpa")
+            q = K.query(run.arpa, test)
+            t0 = time.perf_counter()
+            lm = ModifiedKneserNey(NGramCounts(train, n))
+            build = time.perf_counter() - t0
+            ours = lm.perplexity(test)
+            rows.append({"n": n, "ours": ours, "KenLM": q.perplexity, "relative difference": ours / q.perplexity - 1,
+                         "ours build s": build, "KenLM build s": run.seconds})
+    return pd.DataFrame(rows).set_index("n")
