@@ -201,7 +201,7 @@ def test_kenlm_table_renames_unk_for_both(kenlm, synthetic):
 
     train, test = synthetic
     train = [["<unk>" if w == "w7" else w for w in s] for s in train]  # like Bengio's rare words
-    table = kenlm_table(train, test, orders=(2, 3))
+    table = kenlm_table(train, test, orders=(2, 3), discount_fallback=True)
     assert list(table.index) == [2, 3]
     assert (table["relative difference"].abs() < 1e-3).all()
     assert (table["ours build s"] > 0).all() and (table["KenLM build s"] > 0).all()

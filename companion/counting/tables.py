@@ -106,12 +106,14 @@ def time_build(cls, sentences: Sequence[Sequence[str]], order: int, repeats: int
 
 
 def kenlm_table(train: Sequence[Sequence[str]], test: Sequence[Sequence[str]], orders: Iterable[int] = (3, 5),
-                *, rare: str = "<rare>") -> pd.DataFrame:
+                *, rare: str = "<rare>", discount_fallback: bool = False) -> pd.DataFrame:
     """Ours vs KenLM's ``lmplz``/``query`` (modified Kneser-Ney) on the same text: test perplexity
     and build time per order.
 
     KenLM reserves ``<unk>``; if the text uses it (Bengio's split does, for rare words), it is
     renamed ``rare`` in what *both* models see, so both have the same vocabulary.
+    ``discount_fallback`` lets lmplz use 0.5/1/1.5 where the discounts are undefined (tiny or
+    artificial text), as ours does.
 
     Raises:
         companion.peers.kenlm_build.KenLMUnavailable: if KenLM is not built and cannot be built.
@@ -131,7 +133,7 @@ def kenlm_table(train: Sequence[Sequence[str]], test: Sequence[Sequence[str]], o
     with tempfile.TemporaryDirectory(prefix="kenlm-table-") as tmp:
         text = K.write_sentences(train, Path(tmp) / "train.txt")
         for n in sorted(set(int(o) for o in orders)):
-            run = K.lmplz(text, n, Path(tmp) / f"{n}.arpa")
+            run = K.lmplz(text, n, Path(tmp) / f"{n}.arpa", discount_fallback=discount_fallback)
             q = K.query(run.arpa, test)
             t0 = time.perf_counter()
             lm = ModifiedKneserNey(NGramCounts(train, n))
