@@ -240,7 +240,7 @@ class QueryResult:
 
 
 def query(model: str | os.PathLike, sentences: Sequence[Sequence[str]] | str | os.PathLike) -> QueryResult:
-    """Score sentences with KenLM's ``query`` (word-level output) and parse what it prints."""
+    """Score sentences with KenLM's ``query`` (its default output: every word, then the totals) and parse it."""
     bindir = ensure()
     with tempfile.TemporaryDirectory(prefix="kenlm-query-") as tmp:
         if isinstance(sentences, (str, os.PathLike)):
@@ -249,7 +249,7 @@ def query(model: str | os.PathLike, sentences: Sequence[Sequence[str]] | str | o
             text = write_sentences(sentences, Path(tmp) / "test.txt")
         with open(text, "rb") as fh:
             t0 = time.perf_counter()
-            res = subprocess.run([str(bindir / "query"), "-v", "word", str(model)], stdin=fh,
+            res = subprocess.run([str(bindir / "query"), str(model)], stdin=fh,
                                  capture_output=True, text=True)
             elapsed = time.perf_counter() - t0
     if res.returncode != 0:
