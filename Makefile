@@ -15,7 +15,7 @@ JOBS ?= 2
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
-        test-peers kenlm bench lab execute clean clean-all
+        test-peers kenlm kenlm-deps bench lab execute clean clean-all
 
 help:
 	@sed -n '1,8p' Makefile
@@ -64,7 +64,7 @@ book: data assets
 # Runs every stage even if an earlier one fails, then fails if any did (CI sees everything).
 test: data assets browser
 	@failed=""; \
-	for step in test-package book test-browser test-notebooks; do \
+	for step in test-package test-peers book test-browser test-notebooks; do \
 	  echo "=== make $$step"; \
 	  $(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
 	done; \
@@ -83,7 +83,18 @@ test-notebooks: setup
 	  --nbval-current-env --nbval-cell-timeout=600 -n $(JOBS) --dist loadfile -q -p no:randomly
 
 # Parity tests against gensim, NLTK and KenLM (KenLM's lmplz is built from PyPI's source).
-kenlm: setup
+# KenLM's build needs Debian's boost, cmake and compression headers (installed once, if missing).
+KENLM_APT := libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev \
+             cmake zlib1g-dev libbz2-dev liblzma-dev
+kenlm-deps:
+	@if dpkg -s $(KENLM_APT) >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null; then \
+	  echo "installing KenLM's build dependencies (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(KENLM_APT) >/dev/null; \
+	else echo "make kenlm-deps: no apt-get here; install: $(KENLM_APT)"; fi
+
+kenlm: setup kenlm-deps
 	$(PY) -m companion.peers.kenlm_build
 
 test-peers: setup kenlm
