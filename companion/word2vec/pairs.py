@@ -247,19 +247,27 @@ def epoch_batches(
     total = float(n_raw * epochs)
     done = epoch * n_raw
     prev_end = 0
-    for a in range(0, N, n):
-        m = min(n, N - a)
-        nb = -(-m // g)
-        cen = a + torch.arange(nb * g).view(nb, g)  # stream index of each centre (>= N: padding)
+    # masks are built for many batches at once (fewer, larger tensor operations), then sliced
+    per_chunk = max(1, (1 << 15) // n)
+    for a0 in range(0, N, n * per_chunk):
+        m0 = min(n * per_chunk, N - a0)
+        nb0 = -(-m0 // g)
+        cen = a0 + torch.arange(nb0 * g).view(nb0, g)  # stream index of each centre (>= N: padding)
         real = cen < N
         cen_c = cen.clamp(max=N - 1)
-        tok = (a - window + torch.arange(nb)[:, None] * g) + offsets[None, :]  # [nb, L], may be < 0
+        tok = (a0 - window + torch.arange(nb0)[:, None] * g) + offsets[None, :]  # [nb, L], may be < 0
         dist = tok[:, :, None] - cen[:, None, :]
         mask = (dist != 0) & (dist.abs() <= eff[cen_c][:, None, :])
         mask &= sent_p[tok + window][:, :, None] == sent[cen_c][:, None, :]
         mask &= real[:, None, :]
         targets = torch.where(real, ids[cen_c], torch.zeros_like(cen_c))
-        end = n_raw if a + m == N else int(raw_pos[a + m])  # raw words up to the next kept token
-        words, prev_end = end - prev_end, end
-        yield Word2VecBatch(ids_p[tok + window], mask, targets, words, done / total)
-        done += words
+        tokens = ids_p[tok + window]
+        per_batch = n // g
+        for s in range(0, nb0, per_batch):
+            a = a0 + s * g
+            m = min(n, N - a)
+            end = n_raw if a + m == N else int(raw_pos[a + m])  # raw words up to the next kept token
+            words, prev_end = end - prev_end, end
+            sl = slice(s, s + per_batch)
+            yield Word2VecBatch(tokens[sl], mask[sl], targets[sl], words, done / total)
+            done += words
