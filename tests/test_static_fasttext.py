@@ -195,3 +195,15 @@ def test_cuda_matches_cpu():
     # the noise words are drawn by each device's own generator, so compare quality, not numbers
     assert torch.isfinite(gpu.vectors()).all()
     assert gpu.history.epoch_loss[-1] == pytest.approx(cpu.history.epoch_loss[-1], rel=0.2)
+
+
+def test_hogwild_workers_and_threads_are_restored():
+    sents = _morph_corpus(n=80)
+    before = torch.get_num_threads()
+    res = train_fasttext(sents, dim=8, bucket=500, min_count=1, epochs=2, sample=0.0, window=2, batch_size=16,
+                         workers=2, threads=None)
+    assert torch.isfinite(res.vectors()).all() and res.history.epoch_loss[-1] < res.history.epoch_loss[0]
+    assert torch.get_num_threads() == before
+    for bad in (dict(workers=0), dict(threads=0), dict(workers=2, engine="autograd")):
+        with pytest.raises(ValueError, match="workers|threads"):
+            FastTextConfig(**bad).validate()

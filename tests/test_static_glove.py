@@ -293,3 +293,14 @@ def test_cuda_matches_cpu():
     cpu = train_glove(sents, device="cpu", **kw)
     gpu = train_glove(sents, device="cuda", **kw)
     torch.testing.assert_close(cpu.vectors(), gpu.vectors(), rtol=1e-3, atol=1e-5)
+
+
+def test_hogwild_workers():
+    sents, a, b = _topic_corpus()
+    res = train_glove(sents, dim=10, window=3, min_count=1, epochs=20, x_max=10.0, batch_size=64, workers=2)
+    v, s = res.vectors(), res.index
+    ra, rb = [s[w] for w in a], [s[w] for w in b]
+    assert _mean_cos(v, ra, ra) > _mean_cos(v, ra, rb) + 0.3
+    for bad in (dict(workers=0), dict(threads=-1), dict(workers=2, engine="autograd")):
+        with pytest.raises(ValueError, match="workers|threads"):
+            GloVeConfig(**bad).validate()

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
+import torch  # noqa: F401  (the doctest uses it)
 
 from ._vectors import IndexLike, VectorsLike, as_matrix, build_lookup, unit_rows
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._vectors import IndexLike, check_pairs_like, row_words
+from ._vectors import IndexLike, row_words
 
 __all__ = ["RareSlice", "item_words", "rare_slice", "frequency_bands", "coverage", "fold_counts"]
 

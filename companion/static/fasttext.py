@@ -41,7 +41,6 @@ shares most n-grams with the word, so it lands next to it.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -50,11 +49,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..device import get_device
-from ..train import History, TrainConfig, fit, seed_everything, to_device
+from ..train import History, TrainConfig, fit, seed_everything
 from ..word2vec.corpus import EncodedCorpus, Word2VecVocab, encode_corpus
 from ..word2vec.export import save_word2vec_format
 from ..word2vec.heads import NegativeSampling
 from ..word2vec.pairs import Word2VecBatch, count_training_words, epoch_batches
+from ._loop import check_threads, intra_op_threads, train_epochs
 from .subwords import SubwordTable, build_subword_table, char_ngrams, ngram_buckets
 
 __all__ = ["FastTextConfig", "FastTextSkipGram", "FastTextResult", "train_fasttext", "ENGINES"]
@@ -83,6 +83,10 @@ class FastTextConfig:
         engine: ``"sgd"`` (hand-written, fastText's update) or ``"autograd"`` (``companion.train.fit``
             with ``torch.optim.SGD``; exact gradients, i.e. the subword rows get ``1/|S(w)|``
             of fastText's step).
+        workers: Hogwild threads taking whole batches (fastText's ``-thread``); more than 1
+            makes runs non-deterministic. Ignored (1) on a GPU.
+        threads: torch's intra-op threads while training (``None``: leave torch's setting; see
+            :mod:`._loop` for why the default is 1).
         seed: seeds the initial vectors, subsampling, windows and noise.
         device: ``None`` picks cuda > mps > cpu.
         progress: show a progress bar.
@@ -103,6 +107,8 @@ class FastTextConfig:
     batch_size: int = 1024
     block: int = 8
     engine: str = "sgd"
+    workers: int = 1
+    threads: int | None = 1
     seed: int = 0
     device: str | None = None
     progress: bool = False
@@ -131,6 +137,9 @@ class FastTextConfig:
             raise ValueError(f"noise_power must be a finite number (fastText 0.5, word2vec 0.75), got {self.noise_power!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        check_threads(self.workers, self.threads)
+        if self.engine == "autograd" and self.workers != 1:
+            raise ValueError("workers > 1 needs engine='sgd' (fit trains in one thread)")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
 
@@ -388,36 +397,13 @@ def _lr(config: FastTextConfig, progress: float) -> float:
 
 
 def _train_sgd(model: FastTextSkipGram, corpus: EncodedCorpus, config: FastTextConfig, device: torch.device) -> History:
-    hist = History()
-    bar = None
-    if config.progress:
-        from tqdm.auto import tqdm
+    def step(batch: Word2VecBatch) -> tuple[float, int, int]:
+        loss, n = model.sgd_step(batch, _lr(config, batch.progress))
+        return loss, n, batch.words
 
-        bar = tqdm(total=len(corpus) * config.epochs, unit="word", unit_scale=True, leave=False)
-    start = time.perf_counter()
-    for epoch in range(config.epochs):
-        running, n = 0.0, 0
-        for batch in _batches(corpus, config, epoch):
-            batch = to_device(batch, device)
-            loss, n_pairs = model.sgd_step(batch, _lr(config, batch.progress))
-            if not math.isfinite(loss):
-                raise ValueError(f"loss became {loss} at step {hist.steps}; lower the learning rate")
-            hist.step_loss.append(loss)
-            hist.steps += 1
-            hist.items += batch.words
-            running += loss * n_pairs
-            n += n_pairs
-            if bar is not None:
-                bar.update(batch.words)
-        if n == 0:
-            raise ValueError(f"epoch {epoch} produced no pairs; is the corpus too small for the window?")
-        hist.epoch_loss.append(running / n)  # mean loss per pair
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    hist.seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
-    return hist
+    return train_epochs(lambda epoch: _batches(corpus, config, epoch), step, epochs=config.epochs, device=device,
+                        workers=config.workers if device.type == "cpu" else 1, threads=config.threads,
+                        progress_total=len(corpus) * config.epochs if config.progress else None, unit="word")
 
 
 def _train_autograd(model: FastTextSkipGram, corpus: EncodedCorpus, config: FastTextConfig) -> History:
@@ -434,8 +420,9 @@ def _train_autograd(model: FastTextSkipGram, corpus: EncodedCorpus, config: Fast
     tc = TrainConfig(epochs=config.epochs, lr=config.lr, optimizer="sgd", clip_grad_norm=None, seed=config.seed,
                      device=config.device, progress=config.progress, restore_best=False)
     try:
-        return fit(model, lambda epoch: _batches(corpus, config, epoch), config=tc, loss_fn=loss_fn,
-                   optimizer=opt, count_fn=count_training_words)
+        with intra_op_threads(config.threads):
+            return fit(model, lambda epoch: _batches(corpus, config, epoch), config=tc, loss_fn=loss_fn,
+                       optimizer=opt, count_fn=count_training_words)
     finally:
         model.sparse_grad = False
 

@@ -39,7 +39,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -48,6 +47,7 @@ from ..device import get_device
 from ..train import History, TrainConfig, fit, seed_everything
 from ..word2vec.corpus import EncodedCorpus, Word2VecVocab
 from ..word2vec.export import save_word2vec_format
+from ._loop import check_threads, intra_op_threads, train_epochs
 from .cooccur import Cooccurrence, cooccurrence_matrix
 
 __all__ = ["weighting", "GloVeConfig", "GloVe", "GloVeResult", "train_glove", "glove_batches", "ADAGRAD", "ENGINES"]
@@ -91,6 +91,9 @@ class GloVeConfig:
         symmetric, distance_weighting: how ``X`` is counted (both on in the code).
         engine: ``"adagrad"`` (hand-written step) or ``"autograd"`` (``companion.train.fit`` with
             ``torch.optim.Adagrad``; implies the Duchi rule).
+        workers: Hogwild threads taking whole batches (the C code's ``-threads``); more than 1
+            makes runs non-deterministic. Ignored (1) on a GPU.
+        threads: torch's intra-op threads while training (``None``: leave torch's setting).
         seed: seeds the initial vectors and the shuffling.
         device: ``None`` picks cuda > mps > cpu.
         progress: show a progress bar.
@@ -109,6 +112,8 @@ class GloVeConfig:
     symmetric: bool = True
     distance_weighting: bool = True
     engine: str = "adagrad"
+    workers: int = 1
+    threads: int | None = 1
     seed: int = 0
     device: str | None = None
     progress: bool = False
@@ -131,6 +136,9 @@ class GloVeConfig:
             raise ValueError(f"adagrad must be one of {ADAGRAD} (the C code's rule or the textbook's), got {self.adagrad!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        check_threads(self.workers, self.threads)
+        if self.engine == "autograd" and self.workers != 1:
+            raise ValueError("workers > 1 needs engine='adagrad' (fit trains in one thread)")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
 
@@ -329,32 +337,16 @@ class GloVeResult:
 
 
 def _train_by_hand(model: GloVe, ijx: tuple[torch.Tensor, ...], config: GloVeConfig, device: torch.device) -> History:
-    hist = History()
     i, j, x = ijx
-    bar = None
-    if config.progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=i.numel() * config.epochs, unit="entry", unit_scale=True, leave=False)
-    start = time.perf_counter()
-    for epoch in range(config.epochs):
-        total = 0.0
-        for bi, bj, bx in glove_batches(i, j, x, config.batch_size, seed=config.seed, epoch=epoch):
-            cost = model.adagrad_step(bi, bj, bx, config.lr, config.adagrad)
-            if not math.isfinite(cost):
-                raise ValueError(f"the cost became {cost} at step {hist.steps}; lower lr or x_max, or use a smaller batch_size")
-            total += cost
-            hist.step_loss.append(cost / bi.numel())
-            hist.steps += 1
-            hist.items += bi.numel()
-            if bar is not None:
-                bar.update(bi.numel())
-        hist.epoch_loss.append(total / i.numel())
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    hist.seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
+    def step(batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> tuple[float, int, int]:
+        n = int(batch[0].numel())
+        return model.adagrad_step(*batch, config.lr, config.adagrad) / n, n, n
+
+    hist = train_epochs(lambda epoch: glove_batches(i, j, x, config.batch_size, seed=config.seed, epoch=epoch), step,
+                        epochs=config.epochs, device=device, workers=config.workers if device.type == "cpu" else 1,
+                        threads=config.threads, progress_total=i.numel() * config.epochs if config.progress else None,
+                        unit="entry")
     return hist
 
 
@@ -366,7 +358,7 @@ def _train_autograd(model: GloVe, ijx: tuple[torch.Tensor, ...], config: GloVeCo
                      device=config.device, progress=config.progress, restore_best=False)
     try:
         # torch.optim.Adagrad builds sparse tensors it knows are valid; skip re-checking them
-        with torch.sparse.check_sparse_tensor_invariants(enable=False):
+        with torch.sparse.check_sparse_tensor_invariants(enable=False), intra_op_threads(config.threads):
             hist = fit(model, lambda epoch: glove_batches(i, j, x, config.batch_size, seed=config.seed, epoch=epoch),
                        config=tc, optimizer=opt, count_fn=lambda b: int(b[0].numel()))
     finally:
