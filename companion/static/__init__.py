@@ -7,14 +7,16 @@
 * :mod:`.subwords` -- fastText's character n-grams and FNV-1a hashing, exactly as its C++ code;
 * :mod:`.fasttext` -- skip-gram with subword vectors (Bojanowski et al. 2017), reusing chapter
   3's batches and negative sampling; vectors for out-of-vocabulary words;
-* :mod:`.corpus` -- the corpus of chapters 3 and 4 (Brown + SOTU + Moby Dick, lower-cased).
+* :mod:`.corpus` -- the corpus of chapters 3 and 4 (Brown + SOTU + Moby Dick, lower-cased);
+* :mod:`.presets` -- run sizes per ``BOOK_SCALE``.
 
 Quick start::
 
-    from companion.static import chapter_corpus, train_glove, train_fasttext
-    sents = chapter_corpus()
-    glove = train_glove(sents, x_max=10.0, epochs=15)
-    ft = train_fasttext(sents, epochs=5)
+    from companion.static import chapter_corpus, corpus_tokens, glove_preset, fasttext_preset
+    from companion.static import train_glove, train_fasttext
+    sents = chapter_corpus(max_tokens=corpus_tokens())
+    glove = train_glove(sents, glove_preset())
+    ft = train_fasttext(sents, fasttext_preset())
     ft.nearest("embeddingz")              # an unseen word still has neighbours
 """
 
@@ -22,6 +24,7 @@ from .cooccur import Cooccurrence, cooccurrence_matrix, cooccurrence_reference, 
 from .corpus import SOURCES, chapter_corpus, corpus_counts
 from .fasttext import FastTextConfig, FastTextResult, FastTextSkipGram, train_fasttext
 from .glove import GloVe, GloVeConfig, GloVeResult, glove_batches, train_glove, weighting
+from .presets import corpus_tokens, fasttext_preset, glove_preset
 from .subwords import (
     SubwordTable,
     build_subword_table,
@@ -35,7 +38,7 @@ from .subwords import (
 __all__ = [
     "Cooccurrence", "FastTextConfig", "FastTextResult", "FastTextSkipGram", "GloVe", "GloVeConfig",
     "GloVeResult", "SOURCES", "SubwordTable", "build_subword_table", "chapter_corpus", "char_ngrams",
-    "cooccurrence_matrix", "cooccurrence_reference", "corpus_counts", "fnv1a_32", "fnv1a_32_many",
-    "glove_batches", "ngram_buckets", "probability_ratios", "subwords", "train_fasttext", "train_glove",
+    "cooccurrence_matrix", "cooccurrence_reference", "corpus_counts", "corpus_tokens", "fasttext_preset",
+    "fnv1a_32", "fnv1a_32_many", "glove_batches", "glove_preset", "ngram_buckets", "probability_ratios", "subwords", "train_fasttext", "train_glove",
     "weighting",
 ]
