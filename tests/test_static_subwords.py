@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from companion.static.subwords import (
     SubwordTable,
+    bucket_collisions,
     build_subword_table,
     char_ngrams,
     fnv1a_32,
@@ -136,3 +137,15 @@ def test_without_word_rows_and_bad_vocab():
         build_subword_table(["ok", ""], bucket=10)
     with pytest.raises(ValueError, match="bucket"):
         build_subword_table(["ok"], bucket=-3)
+
+
+def test_bucket_collisions():
+    words = [f"w{k}x{k * 7}" for k in range(300)]
+    few = bucket_collisions(words, 50)
+    many = bucket_collisions(words, 10_000_000)
+    assert few["ngrams"] == many["ngrams"] == len({g for w in words for g in char_ngrams(w)})
+    assert few["buckets_used"] <= 50 and few["shared"] > 0.9
+    assert many["shared"] < 0.01 and many["buckets_used"] > 0.99 * many["ngrams"]
+    assert abs(bucket_collisions(words, 2000)["shared"] - bucket_collisions(words, 2000)["expected_shared"]) < 0.1
+    with pytest.raises(ValueError, match="no n-grams"):
+        bucket_collisions([], 10)

@@ -27,6 +27,7 @@ from .glove import GloVe, GloVeConfig, GloVeResult, glove_batches, train_glove, 
 from .presets import corpus_tokens, fasttext_preset, glove_preset
 from .subwords import (
     SubwordTable,
+    bucket_collisions,
     build_subword_table,
     char_ngrams,
     fnv1a_32,
@@ -37,7 +38,7 @@ from .subwords import (
 
 __all__ = [
     "Cooccurrence", "FastTextConfig", "FastTextResult", "FastTextSkipGram", "GloVe", "GloVeConfig",
-    "GloVeResult", "SOURCES", "SubwordTable", "build_subword_table", "chapter_corpus", "char_ngrams",
+    "GloVeResult", "SOURCES", "SubwordTable", "bucket_collisions", "build_subword_table", "chapter_corpus", "char_ngrams",
     "cooccurrence_matrix", "cooccurrence_reference", "corpus_counts", "corpus_tokens", "fasttext_preset",
     "fnv1a_32", "fnv1a_32_many", "glove_batches", "glove_preset", "ngram_buckets", "probability_ratios", "subwords", "train_fasttext", "train_glove",
     "weighting",

@@ -33,7 +33,7 @@ import torch
 
 __all__ = [
     "BOW", "EOW", "FNV_OFFSET", "FNV_PRIME", "fnv1a_32", "fnv1a_32_many", "char_ngrams", "subwords",
-    "ngram_buckets", "SubwordTable", "build_subword_table",
+    "ngram_buckets", "bucket_collisions", "SubwordTable", "build_subword_table",
 ]
 
 BOW, EOW = "<", ">"
@@ -149,6 +149,27 @@ def ngram_buckets(ngrams: Sequence[str], bucket: int) -> np.ndarray:
     if not isinstance(bucket, int) or isinstance(bucket, bool) or bucket < 1:
         raise ValueError(f"bucket must be a positive int (fastText: 2,000,000), got {bucket!r}")
     return (fnv1a_32_many(ngrams).astype(np.int64) % bucket).astype(np.int64)
+
+
+def bucket_collisions(words: Iterable[str], bucket: int, minn: int = 3, maxn: int = 6) -> dict[str, float]:
+    """The hashing trick's trade-off for a vocabulary: how many distinct n-grams share a bucket.
+
+    Returns:
+        ``{"ngrams": distinct n-grams, "buckets_used": distinct buckets they fill,
+        "shared": share of the n-grams that sit in a bucket with another n-gram,
+        "expected_shared": the same share for uniformly random buckets,
+        "megabytes": size of the bucket rows in float32 per 100 dimensions}``.
+    """
+    grams = sorted({g for w in words for g in char_ngrams(w, minn, maxn)})
+    if not grams:
+        raise ValueError("no n-grams: give a non-empty list of words")
+    b = ngram_buckets(grams, bucket)
+    _, counts = np.unique(b, return_counts=True)
+    n = len(grams)
+    shared = float(counts[counts > 1].sum()) / n
+    expected = 1.0 - (1.0 - 1.0 / bucket) ** (n - 1)  # P(another n-gram lands in mine)
+    return {"ngrams": n, "buckets_used": int(counts.size), "shared": shared,
+            "expected_shared": expected, "megabytes": bucket * 100 * 4 / 1e6}
 
 
 @dataclass
