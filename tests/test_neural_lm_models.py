@@ -14,6 +14,7 @@ from companion.neural_lm import (
     LBLConfig,
     NNLMConfig,
     balanced_tree,
+    clustered_tree,
     iterate_minibatches,
     ngram_examples,
     paper_parameter_count,
@@ -48,6 +49,10 @@ MODELS = {
     "nnlm-h0": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=0, direct=True)),
     "nnlm-hs-huffman": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax"), counts=list(range(1, V + 1))),
     "nnlm-hs-balanced": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax", tree="balanced")),
+    "nnlm-hs-clustered": lambda: NNLM(
+        NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax"),
+        tree=clustered_tree(torch.randn(V, 4, generator=torch.Generator().manual_seed(0))),
+    ),
     "lbl-full": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8)),
     "lbl-untied": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8, tie=False)),
     "lbl-hs": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8, output="hsoftmax", tree="balanced")),
@@ -267,7 +272,7 @@ def test_train_lm_sample_words_and_presets():
     assert a == sample_words(model, [1, 2], 20, seed=3) and len(a) == 20 and all(0 <= i < V for i in a)
     with pytest.raises(ValueError, match="context"):
         sample_words(model, [1], 5)
-    for variant in ("hsoftmax", "full", "direct"):
+    for variant in ("hsoftmax", "hsoftmax_direct", "full", "direct"):
         for scale in ("ci", "laptop", "gpu"):
             cfg, plan = nnlm_preset(100, variant, scale=scale)
             cfg.validate()
@@ -276,3 +281,23 @@ def test_train_lm_sample_words_and_presets():
     lbl_preset(100, scale="ci")[0].validate()
     with pytest.raises(ValueError, match="variant"):
         nnlm_preset(100, "huge")
+
+
+@pytest.mark.parametrize("output", ["full", "hsoftmax"])
+def test_sparse_gradients_equal_dense_ones(output):
+    kw = dict(vocab_size=V, n=3, m=6, h=5, direct=True, output=output, tree="balanced")
+    dense, sparse = NNLM(NNLMConfig(**kw), seed=1), NNLM(NNLMConfig(**kw, sparse=True), seed=1)
+    ctx, tgt = ngram_examples(markov_stream(100, 0), 3)
+    dense.loss((ctx, tgt)).backward()
+    sparse.loss((ctx, tgt)).backward()
+    assert sparse.C.weight.grad.is_sparse
+    for (name, p), q in zip(dense.named_parameters(), sparse.parameters()):
+        g = q.grad.to_dense() if q.grad.is_sparse else q.grad
+        assert torch.allclose(p.grad, g, atol=1e-6), name
+    opt = torch.optim.SGD(sparse.parameters(), lr=0.5)
+    before = float(sparse.loss((ctx, tgt)).detach())
+    for _ in range(5):
+        opt.zero_grad()
+        sparse.loss((ctx, tgt)).backward()
+        opt.step()
+    assert float(sparse.loss((ctx, tgt)).detach()) < before

@@ -167,3 +167,15 @@ def test_speed_table_shape():
     assert (table["full_tokens_per_s"] > 0).all() and (table["hsoftmax_tokens_per_s"] > 0).all()
     # Huffman over a Zipf law: the mean path is shorter than log2 V for every size
     assert (table["mean_depth"] < np.log2(table["vocab_size"])).all()
+
+
+@pytest.mark.gpu
+def test_senna_and_timing_on_cuda():
+    train = context_windows(structured_stream(500, 0), 3)
+    model = WindowRanker(SennaConfig(vocab_size=V, window=3, m=4, h=4), device="cuda")
+    loss = model.loss(train.cuda())
+    loss.backward()
+    assert loss.device.type == "cuda"
+    assert 0.0 <= ranking_accuracy(model, train) <= 1.0
+    table = softmax_speed_table((100,), n=3, m=4, h=8, batch_size=64, steps=2, n_tokens=500, device="cuda")
+    assert (table["speedup"] > 0).all()

@@ -67,11 +67,13 @@ def make_output_layer(
     tree_kind: str = "huffman",
     counts: Sequence[int] | None = None,
     weight: nn.Parameter | None = None,
+    sparse: bool = False,
 ) -> nn.Module:
     """The output layer named by ``output`` (``"full"`` or ``"hsoftmax"``).
 
     For ``"hsoftmax"`` the tree is ``tree`` if given, else built by ``tree_kind``: ``"huffman"``
-    (needs the training ``counts`` of every word id) or ``"balanced"``.
+    (needs the training ``counts`` of every word id) or ``"balanced"``. ``sparse`` gives the
+    tree's node vectors sparse gradients (the full softmax touches every row anyway).
     """
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
@@ -88,7 +90,7 @@ def make_output_layer(
             tree = balanced_tree(vocab_size)
     if tree.n_leaves != vocab_size:
         raise ValueError(f"the tree has {tree.n_leaves} leaves but the vocabulary has {vocab_size} words")
-    return HierarchicalSoftmax(in_features, tree)
+    return HierarchicalSoftmax(in_features, tree, sparse=sparse)
 
 
 class NeuralLM(nn.Module):

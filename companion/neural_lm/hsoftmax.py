@@ -33,15 +33,18 @@ class HierarchicalSoftmax(nn.Module):
         bias: give every node a bias ``c_n``.
         fused: use ``F.logsigmoid`` in the training loss (equal to our :func:`~.output.log_sigmoid`,
             which ``fused=False`` uses).
+        sparse: sparse gradients for the node vectors: a step then touches only the nodes on the
+            batch's paths (as word2vec's SGD does), which needs an optimizer that accepts sparse
+            gradients (``torch.optim.SGD`` without momentum, ``SparseAdam``, ``Adagrad``).
     """
 
-    def __init__(self, in_features: int, tree: BinaryTree, *, bias: bool = True, fused: bool = True):
+    def __init__(self, in_features: int, tree: BinaryTree, *, bias: bool = True, fused: bool = True, sparse: bool = False):
         super().__init__()
         if not isinstance(tree, BinaryTree):
             raise TypeError(f"tree must be a BinaryTree (see companion.neural_lm.tree), got {type(tree).__name__}")
         if in_features < 1:
             raise ValueError(f"in_features must be >= 1, got {in_features}")
-        self.in_features, self.vocab_size, self.fused = in_features, tree.n_leaves, fused
+        self.in_features, self.vocab_size, self.fused, self.sparse = in_features, tree.n_leaves, fused, sparse
         self.n_internal = tree.n_internal
         # Small random node vectors; word2vec starts them at zero, which also works but makes
         # the first steps of a deep model send no gradient to h.
@@ -59,9 +62,9 @@ class HierarchicalSoftmax(nn.Module):
     def _node_scores(self, h: torch.Tensor, nodes: torch.Tensor) -> torch.Tensor:
         """``u_n . h + c_n`` for the nodes ``[N, D]`` of each row: ``[N, D]`` (gathered, O(N D d))."""
         # bmm of the gathered [N, D, d] node vectors with h: ~2x faster on CPU than einsum here
-        s = torch.bmm(F.embedding(nodes, self.node_vectors), h.unsqueeze(2)).squeeze(2)
+        s = torch.bmm(F.embedding(nodes, self.node_vectors, sparse=self.sparse), h.unsqueeze(2)).squeeze(2)
         if self.node_bias is not None:
-            s = s + F.embedding(nodes, self.node_bias.unsqueeze(1)).squeeze(2)
+            s = s + F.embedding(nodes, self.node_bias.unsqueeze(1)).squeeze(2)  # dense: only |V| - 1 numbers
         return s
 
     def _path_log_prob(self, h: torch.Tensor, targets: torch.Tensor, fused: bool) -> torch.Tensor:

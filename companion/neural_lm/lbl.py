@@ -109,8 +109,9 @@ class LBL(NeuralLM):
 
     def features(self, contexts: torch.Tensor) -> torch.Tensor:
         """The predicted representation ``r_hat = sum_i C_i r_{w_i}``: ``[N, m]``."""
-        r = self.R(contexts)  # [N, n-1, m]
-        return torch.einsum("nid,ied->ne", r, self.C)
+        r = self.R(contexts).flatten(1)  # [N, (n-1) m]: the context vectors side by side
+        # sum_i C_i r_i as one matrix product with the C_i^T stacked: [(n-1) m, m]
+        return r @ self.C.transpose(1, 2).reshape(-1, self.config.m)
 
     @property
     def embeddings(self) -> torch.Tensor:

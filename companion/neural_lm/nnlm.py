@@ -39,6 +39,9 @@ class NNLMConfig:
         tree: for ``hsoftmax``: ``"huffman"`` (needs counts) or ``"balanced"``; or pass a
             :class:`~.tree.BinaryTree` to :class:`NNLM`.
         init_std: standard deviation of the initial word vectors.
+        sparse: sparse gradients for the word vectors C (and the tree's node vectors), so that
+            an SGD step costs O(batch) instead of O(|V|); needs an optimizer that accepts
+            sparse gradients (plain SGD, ``SparseAdam``, Adagrad) and no gradient clipping.
     """
 
     vocab_size: int
@@ -49,6 +52,7 @@ class NNLMConfig:
     output: str = "full"
     tree: str = "huffman"
     init_std: float = 0.1
+    sparse: bool = False
 
     def validate(self) -> None:
         """Raise ``ValueError`` with a fix for any impossible setting."""
@@ -119,7 +123,7 @@ class NNLM(NeuralLM):
         if seed is not None:
             torch.manual_seed(seed)
         try:
-            self.C = nn.Embedding(config.vocab_size, config.m)  # shared word vectors
+            self.C = nn.Embedding(config.vocab_size, config.m, sparse=config.sparse)  # shared word vectors
             nn.init.normal_(self.C.weight, std=config.init_std)
             in_x = self.n_context * config.m
             self.H = nn.Linear(in_x, config.h) if config.h > 0 else None  # H x + d
@@ -127,7 +131,8 @@ class NNLM(NeuralLM):
             # b + [U | W][a; x] = b + U a + W x.
             in_out = config.h + (in_x if config.direct else 0)
             self.out = make_output_layer(
-                config.output, in_out, config.vocab_size, tree=tree, tree_kind=config.tree, counts=counts
+                config.output, in_out, config.vocab_size, tree=tree, tree_kind=config.tree, counts=counts,
+                sparse=config.sparse,
             )
         finally:
             if seed is not None:

@@ -36,17 +36,25 @@ def training_throughput(
     steps: int = 10,
     warmup: int = 2,
     lr: float = 1e-3,
+    optimizer: str = "adam",
     device: str | torch.device | None = None,
 ) -> float:
-    """Training tokens per second of ``model`` (Adam steps on ``(contexts, targets)``), timed
-    over ``steps`` steps after ``warmup`` untimed ones."""
+    """Training tokens per second of ``model`` on ``(contexts, targets)``, timed over ``steps``
+    steps after ``warmup`` untimed ones.
+
+    ``optimizer``: ``"adam"`` (what the chapter trains with; its step touches every parameter,
+    O(|V|) per step whatever the output layer) or ``"sgd"`` (plain SGD; with a ``sparse=True``
+    model a step touches only the rows the batch used, as in Bengio's and word2vec's code).
+    """
     if steps < 1 or warmup < 0:
         raise ValueError(f"need steps >= 1 and warmup >= 0, got {steps}, {warmup}")
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     from ..device import get_device
 
     dev = get_device(device)
     model.to(dev).train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr) if optimizer == "adam" else torch.optim.SGD(model.parameters(), lr=lr)
     batches = []
     it = iterate_minibatches(contexts, targets, batch_size=batch_size, seed=0)
     for _ in range(steps + warmup):
@@ -86,6 +94,7 @@ def softmax_speed_table(
     batch_size: int = 512,
     steps: int = 10,
     n_tokens: int = 50_000,
+    optimizer: str = "sgd",
     seed: int = 0,
     device: str | torch.device | None = None,
 ) -> pd.DataFrame:
@@ -94,6 +103,10 @@ def softmax_speed_table(
 
     Returns a DataFrame with columns ``vocab_size, full_tokens_per_s, hsoftmax_tokens_per_s,
     speedup, mean_depth`` (``mean_depth``: average path length of the tokens under the tree).
+
+    With the default ``optimizer="sgd"`` the models use sparse gradients, so each step costs
+    what the output layer costs (the full softmax's O(|V|) against the tree's O(log |V|));
+    ``"adam"`` adds a dense O(|V|) update to both, which hides part of the tree's advantage.
     """
     if not vocab_sizes or any(v < 2 for v in vocab_sizes):
         raise ValueError(f"vocab_sizes must be a non-empty tuple of sizes >= 2, got {vocab_sizes}")
@@ -105,8 +118,12 @@ def softmax_speed_table(
         ctx, tgt = w[:, :-1].contiguous(), w[:, -1].contiguous()
         speeds = {}
         for output in ("full", "hsoftmax"):
-            model = NNLM(NNLMConfig(vocab_size=V, n=n, m=m, h=h, direct=False, output=output), counts=counts.tolist(), seed=seed)
-            speeds[output] = training_throughput(model, ctx, tgt, batch_size=batch_size, steps=steps, device=device)
+            cfg = NNLMConfig(vocab_size=V, n=n, m=m, h=h, direct=False, output=output, sparse=optimizer == "sgd")
+            model = NNLM(cfg, counts=counts.tolist(), seed=seed)
+            speeds[output] = training_throughput(
+                model, ctx, tgt, batch_size=batch_size, steps=steps, device=device, optimizer=optimizer,
+                lr=0.1 if optimizer == "sgd" else 1e-3,
+            )
             if output == "hsoftmax":
                 lengths = model.out.mask.sum(1).double().cpu()
                 depth = float((lengths[tgt]).mean())
