@@ -96,5 +96,32 @@ def run(*, epochs: int = 5, max_tokens: int | None = None, seed: int = 1, slice_
     return out
 
 
+def run_variants(*, epochs: int = 1, max_tokens: int | None = None, seed: int = 1, workers: int = 2,
+                 device: str | None = "cpu") -> list[dict]:
+    """The chapter's table: {CBOW, SG} x {HS, NEG} x {subsampling 1e-3, off}, plus gensim's
+    skip-gram NEG as a reference row: seconds per epoch, words/s and scores. Not part of
+    :func:`run` (it takes ~8 trainings); used to size the notebook's laptop budget."""
+    from companion.static.corpus import chapter_corpus
+
+    sents = chapter_corpus(max_tokens=max_tokens)
+    corpus = encode_corpus(sents, min_count=HYPER["min_count"])
+    rows, named = [], {}
+    g_vec, g_index, g_wps, g_sec = _gensim(sents, epochs, seed, workers=workers)
+    rows.append({"name": "gensim sg/neg", "s/epoch": g_sec / epochs, "words/s": g_wps})
+    named["gensim sg/neg"] = (g_vec, g_index)
+    for arch in ("sg", "cbow"):
+        for output in ("neg", "hs"):
+            for sample in (1e-3, 0.0):
+                name = f"{arch}/{output}/{'sub' if sample else 'nosub'}"
+                r = train_word2vec(corpus, arch=arch, output=output, epochs=epochs, seed=seed, workers=workers,
+                                   device=device, **{**HYPER, "sample": sample})
+                rows.append({"name": name, "s/epoch": r.seconds_per_epoch, "words/s": r.words_per_second})
+                named[name] = (r.vectors().numpy(), r.index)
+    scores = _scores(named)
+    for row in rows:
+        row.update(scores[row["name"]])
+    return rows
+
+
 if __name__ == "__main__":
     print(json.dumps(run(), indent=2))

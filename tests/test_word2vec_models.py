@@ -142,7 +142,7 @@ def _batch():
 def _model(cls, output):
     m = cls(COUNTS, D, output=output, negative=3, seed=4)
     with torch.no_grad():
-        m.head.weight.normal_(0, 0.5)
+        m.head.weight.normal_(0, 0.5, generator=torch.Generator().manual_seed(5))
     return m
 
 
@@ -192,6 +192,28 @@ def test_cbow_sgd_step_follows_the_c_code(output):
     c_code = torch.zeros_like(m.in_vectors).index_add_(0, rows, H.grad[b, i])
     assert torch.allclose(m.in_vectors.detach() - v0, -lr * c_code, atol=1e-6)
     assert torch.allclose(m.out_vectors.detach() - u0, -lr * m.out_vectors.grad, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [SkipGram, CBOW])
+@pytest.mark.parametrize("output", ["hs", "neg"])
+def test_update_cap_scales_only_the_rows_used_by_more_pairs_than_the_cap(cls, output):
+    batch = _batch()
+    plain, capped = _model(cls, output), _model(cls, output)
+    v0, u0 = plain.in_vectors.detach().clone(), plain.out_vectors.detach().clone()
+    _reseed(plain, output)
+    plain.sgd_step(batch, 0.05)
+    _reseed(capped, output)
+    capped.sgd_step(batch, 0.05, cap=1.5)
+    dv_plain, dv_cap = plain.in_vectors.detach() - v0, capped.in_vectors.detach() - v0
+    # input side: uses of a row = the pairs (SG) or centres (CBOW) its tokens serve
+    uses = torch.zeros(V).index_add_(0, batch.tokens.reshape(-1), batch.mask.sum(2).float().reshape(-1))
+    factor = (1.5 / uses.clamp(min=1.5)).unsqueeze(1)
+    assert torch.allclose(dv_cap, dv_plain * factor, atol=1e-6)
+    assert bool((uses > 1.5).any()) and bool((uses[uses > 0] <= 1.5).any())  # both kinds occur
+    du_plain, du_cap = plain.out_vectors.detach() - u0, capped.out_vectors.detach() - u0
+    assert not torch.allclose(du_plain, du_cap) and bool((du_cap.norm(dim=1) <= du_plain.norm(dim=1) + 1e-6).all())
+    with pytest.raises(ValueError, match="cap"):
+        plain.sgd_step(batch, 0.05, cap=0)
 
 
 def test_cbow_hidden_is_the_mean_of_the_context_vectors():

@@ -61,9 +61,9 @@ SENTS = topic_sentences()
 @pytest.mark.parametrize("output", ["full", "hs", "neg"])
 def test_every_variant_learns_the_topics(arch, output):
     res = train_word2vec(SENTS, arch=arch, output=output, dim=16, window=3, min_count=1,
-                         epochs=3, sample=0, batch_size=64, device="cpu", seed=1)
+                         epochs=3, sample=0, batch_size=32, device="cpu", seed=1)
     sep = topic_separation(res.vectors(), res.vocab.itos)
-    assert sep > 0.3, f"{arch}/{output}: same-topic words are not closer ({sep:.3f})"
+    assert sep > 0.25, f"{arch}/{output}: same-topic words are not closer ({sep:.3f})"
     assert res.history.items == 3 * len(encode_corpus(SENTS, min_count=1))
     assert res.history.epoch_loss[-1] < res.history.epoch_loss[0]
 
@@ -88,7 +88,7 @@ def test_engines_agree_for_skipgram(output):
     """fit + torch.optim.SGD on sparse gradients computes the hand-written update."""
     kw = dict(arch="sg", output=output, dim=8, window=2, min_count=1, epochs=2, sample=1e-2,
               batch_size=16, device="cpu", seed=2)
-    a = train_word2vec(SENTS[:60], engine="sgd", **kw)
+    a = train_word2vec(SENTS[:60], engine="sgd", update_cap=None, **kw)
     b = train_word2vec(SENTS[:60], engine="autograd", **kw)
     assert torch.allclose(a.vectors(), b.vectors(), atol=1e-4)
     assert a.history.items == b.history.items
@@ -106,6 +106,7 @@ def test_learning_rate_decays_linearly_to_the_floor():
 @pytest.mark.parametrize("field, value", [
     ("arch", "skipgram"), ("output", "nce"), ("engine", "adam"), ("dim", 0), ("window", 1.5),
     ("sample", 1.0), ("lr", -1.0), ("epochs", 0), ("min_lr_fraction", 0.0), ("subsample_rule", "x"),
+    ("update_cap", 0), ("workers", 0), ("threads", 0), ("block", 0),
 ])
 def test_bad_config_rejected(field, value):
     with pytest.raises(ValueError, match=field):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from .heads import gather_rows
+from .heads import gather_rows, row_scale
 from .model import Word2VecModel
 from .pairs import Word2VecBatch
 
@@ -37,7 +37,11 @@ class CBOW(Word2VecModel):
         has_context = (counts > 0).to(X.dtype)
         return H, torch.diag_embed(has_context), has_context.sum().long()
 
-    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor) -> None:
+    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor, cap: float | None = None) -> None:
         # the whole error of each centre to every word of its window, as the C code does
-        E_tok = torch.bmm(batch.mask.to(E.dtype), E)  # [nb, L, d]
+        M = batch.mask.to(E.dtype)
+        E_tok = torch.bmm(M, E)  # [nb, L, d]
+        scale = row_scale(batch.tokens, M.sum(2), self.vocab_size, cap)
+        if scale is not None:
+            E_tok = E_tok * scale.unsqueeze(2)
         self.in_vectors.index_add_(0, batch.tokens.reshape(-1), E_tok.reshape(-1, self.dim))

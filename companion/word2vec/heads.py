@@ -43,7 +43,7 @@ from ..neural_lm.tree import BinaryTree
 from .noise import NoiseSampler
 
 __all__ = [
-    "gather_rows", "logistic_block_loss", "logistic_block_update",
+    "gather_rows", "logistic_block_loss", "logistic_block_update", "row_scale",
     "FullSoftmax", "HierarchicalSoftmax", "NegativeSampling", "OUTPUTS",
 ]
 
@@ -90,14 +90,31 @@ def logistic_block_loss(
 
 
 @torch.no_grad()
+def row_scale(ids: torch.Tensor, uses: torch.Tensor, n_rows: int, cap: float | None) -> torch.Tensor | None:
+    """``min(1, cap / n_r)`` for the row of every entry of ``ids``, where ``n_r`` is how many
+    pairs update row ``r`` in this batch (``uses`` per entry, summed by row). ``None`` if no cap.
+
+    Why: a batch's updates are computed from the same parameters and summed. Sequential SGD
+    (the C code) would see a frequent word's vector move after each of its pairs and its later
+    gradients shrink; a batch adds them all at full size, and with hundreds of pairs of "the"
+    in one batch the sum overshoots (measured: training diverged without subsampling). Capping a
+    row's step at ``cap`` pairs' worth leaves every rarer row's update exactly SGD's.
+    """
+    if cap is None:
+        return None
+    n = torch.zeros(n_rows, device=uses.device, dtype=uses.dtype).index_add_(0, ids.reshape(-1), uses.reshape(-1))
+    return (cap / n.clamp(min=cap))[ids]
+
+
 def logistic_block_update(
     weight: torch.Tensor, X: torch.Tensor, A: torch.Tensor, rows: torch.Tensor, labels: torch.Tensor,
-    slot_weights: torch.Tensor, lr: float,
+    slot_weights: torch.Tensor, lr: float, cap: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One SGD step of :func:`logistic_block_loss` summed over the pairs, in place on ``weight``.
 
     With ``G = lr * A * w * (y - sigma(S))`` (``[nb, Q, g J]``): ``E = G U`` is the error for the
-    hidden vectors and ``U += G^T X``. Returns ``(E [nb, Q, d], summed loss)``.
+    hidden vectors and ``U += G^T X``. With ``cap``, a row updated by more than ``cap`` pairs
+    moves ``cap / n_r`` of that (see :func:`row_scale`). Returns ``(E [nb, Q, d], summed loss)``.
     """
     nb, g, J = rows.shape
     U, S = _scores(weight, X, rows, False)
@@ -106,6 +123,9 @@ def logistic_block_update(
     G = ((labels.unsqueeze(1) - torch.sigmoid(S)) * coef * lr).view(nb, X.shape[1], g * J)
     E = torch.bmm(G, U)
     dU = torch.bmm(G.transpose(1, 2), X)
+    scale = row_scale(rows, A.sum(1).unsqueeze(2) * slot_weights, weight.shape[0], cap)
+    if scale is not None:
+        dU = dU * scale.view(nb, g * J, 1)
     weight.index_add_(0, rows.reshape(-1), dU.reshape(-1, X.shape[2]))
     return E, loss
 
@@ -141,8 +161,8 @@ class FullSoftmax(nn.Module):
         return -self._picked(self.log_probs_all(X), targets) * A
 
     @torch.no_grad()
-    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dense step: ``G = lr (sum_i A_i onehot(t_i) - (sum_i A_i) softmax)``; ``E = G U``; ``U += G^T X``."""
+    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float, cap: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Dense step (``cap`` is ignored: every row is updated by every pair here): ``G = lr (sum_i A_i onehot(t_i) - (sum_i A_i) softmax)``; ``E = G U``; ``U += G^T X``."""
         _check_block(X, A, targets, self.dim)
         logp = self.log_probs_all(X)  # [nb, Q, V]
         loss = -(self._picked(logp, targets) * A).sum()
@@ -198,10 +218,10 @@ class HierarchicalSoftmax(nn.Module):
         return (F.logsigmoid(z) * self.mask).sum(-1)
 
     @torch.no_grad()
-    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
+    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float, cap: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """One step along every target's path (label = branch code, masked beyond the path)."""
         _check_block(X, A, targets, self.dim)
-        return logistic_block_update(self.weight, X, A, *self.slots(targets), lr)
+        return logistic_block_update(self.weight, X, A, *self.slots(targets), lr, cap)
 
 
 class NegativeSampling(nn.Module):
@@ -260,7 +280,8 @@ class NegativeSampling(nn.Module):
         return logistic_block_loss(self.weight, X, A, *(slots or self.slots(targets)), sparse=self.sparse_grad)
 
     @torch.no_grad()
-    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float, slots=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def sgd_update(self, X: torch.Tensor, A: torch.Tensor, targets: torch.Tensor, lr: float, slots=None,
+                   cap: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """One step on the targets and ``k`` fresh noise words per centre (or the given ``slots``)."""
         _check_block(X, A, targets, self.dim)
-        return logistic_block_update(self.weight, X, A, *(slots or self.slots(targets)), lr)
+        return logistic_block_update(self.weight, X, A, *(slots or self.slots(targets)), lr, cap)

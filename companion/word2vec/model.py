@@ -83,8 +83,9 @@ class Word2VecModel(nn.Module):
         attachment to the centres ``[nb, Q, g]`` and the number of training examples."""
         raise NotImplementedError
 
-    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor) -> None:
-        """Add the error ``E`` (one row per hidden vector) to the input vectors that made them."""
+    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor, cap: float | None = None) -> None:
+        """Add the error ``E`` (one row per hidden vector) to the input vectors that made them
+        (each row's step capped at ``cap`` pairs' worth, see :func:`~.heads.row_scale`)."""
         raise NotImplementedError
 
     # -- shared ------------------------------------------------------------------------------
@@ -113,11 +114,13 @@ class Word2VecModel(nn.Module):
         return total / n.clamp(min=1)
 
     @torch.no_grad()
-    def sgd_step(self, batch: Word2VecBatch, lr: float) -> tuple[float, int]:
+    def sgd_step(self, batch: Word2VecBatch, lr: float, cap: float | None = None) -> tuple[float, int]:
         """One hand-written SGD step of the C code on a whole batch.
 
         Equals a gradient step on the *summed* loss of the batch with step size ``lr`` (for
-        CBOW, with the C code's convention for the context words -- see :mod:`.cbow`).
+        CBOW, with the C code's convention for the context words -- see :mod:`.cbow`), except
+        that with ``cap`` a vector updated by more than ``cap`` pairs of the batch moves
+        ``cap / n`` of its summed step (:func:`~.heads.row_scale`; ``None``: plain SGD).
 
         Returns:
             ``(mean loss per example, number of examples)``; the loss is from before the step.
@@ -125,8 +128,10 @@ class Word2VecModel(nn.Module):
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
         X, A, n = self.hidden(batch)
-        E, loss = self.head.sgd_update(X, A, batch.targets, lr)
-        self._push_input_error(batch, E)
+        if cap is not None and not (isinstance(cap, (int, float)) and cap > 0):
+            raise ValueError(f"cap must be a positive number or None, got {cap!r}")
+        E, loss = self.head.sgd_update(X, A, batch.targets, lr, cap=cap)
+        self._push_input_error(batch, E, cap)
         n = int(n)
         return float(loss) / max(1, n), n
 

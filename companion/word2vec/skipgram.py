@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from .heads import gather_rows
+from .heads import gather_rows, row_scale
 from .model import Word2VecModel
 from .pairs import Word2VecBatch
 
@@ -36,5 +36,8 @@ class SkipGram(Word2VecModel):
         X = gather_rows(self.in_vectors, batch.tokens, self.sparse_grad)  # [nb, L, d]
         return X, batch.mask.to(X.dtype), batch.mask.sum()
 
-    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor) -> None:
+    def _push_input_error(self, batch: Word2VecBatch, E: torch.Tensor, cap: float | None = None) -> None:
+        scale = row_scale(batch.tokens, batch.mask.sum(2).to(E.dtype), self.vocab_size, cap)
+        if scale is not None:
+            E = E * scale.unsqueeze(2)
         self.in_vectors.index_add_(0, batch.tokens.reshape(-1), E.reshape(-1, self.dim))
