@@ -225,3 +225,5 @@ def test_epoch_batches_rejects_bad_arguments(kwargs, match):
     corpus = encode_corpus([["a", "b", "c"]], min_count=1)
     with pytest.raises(ValueError, match=match):
         list(epoch_batches(corpus, **kwargs))
+    with pytest.raises(TypeError, match="encode_corpus"):
+        list(epoch_batches([["a", "b"]]))

@@ -153,3 +153,23 @@ def test_trains_on_gpu(arch, output):
                          sample=0, batch_size=256, device="cuda", seed=1)
     assert res.model.in_vectors.device.type == "cuda"
     assert topic_separation(res.vectors(), res.vocab.itos) > 0.3
+
+
+def test_train_variants_and_table():
+    from companion.word2vec import train_variants, variant_table
+
+    corpus = encode_corpus(SENTS[:80], min_count=1)
+    seen = []
+    res = train_variants(corpus, outputs=("neg",), samples=(1e-2, 0.0), dim=8, epochs=1, device="cpu",
+                         progress=seen.append)
+    assert list(res) == ["sg/neg/sub", "sg/neg/nosub", "cbow/neg/sub", "cbow/neg/nosub"] == seen
+    pairs = [("k0w1", "k0w2", 9.0), ("k0w1", "k1w2", 1.0), ("k1w3", "k1w4", 8.0), ("k2w0", "k3w1", 0.5)]
+    table = variant_table(res, similarity={"toy": pairs},
+                          reference={"random": (torch.randn(len(corpus.vocab), 8), corpus.vocab.stoi)})
+    assert list(table.index) == list(res) + ["random"]
+    assert {"s/epoch", "words/s", "toy rho", "toy coverage"} <= set(table.columns)
+    assert table.loc["sg/neg/sub", "toy coverage"] == 1.0
+    with pytest.raises(ValueError, match="samples"):
+        train_variants(corpus, sample=0.0)
+    with pytest.raises(TypeError, match="EncodedCorpus"):
+        train_variants(SENTS)

@@ -10,7 +10,8 @@ The pieces, in the order the chapter builds them:
 * :mod:`.heads` -- the three output layers (autograd loss + hand-written SGD update);
 * :mod:`.skipgram`, :mod:`.cbow` -- the two architectures (:mod:`.model` holds what they share);
 * :mod:`.trainer` -- ``train_word2vec(sentences, Word2VecConfig(...))``;
-* :mod:`.export` -- which vectors (input / output / both) and the word2vec text format.
+* :mod:`.export` -- which vectors (input / output / both) and the word2vec text format;
+* :mod:`.variants` -- the chapter's table: every variant trained and scored side by side.
 
 Quick start::
 
@@ -46,6 +47,7 @@ from .pairs import (
 )
 from .skipgram import SkipGram
 from .trainer import ENGINES, Word2VecConfig, Word2VecResult, learning_rate, make_model, train_word2vec
+from .variants import train_variants, variant_name, variant_table
 
 __all__ = [
     "CBOW", "COMBINE", "ENGINES", "EncodedCorpus", "FullSoftmax", "HierarchicalSoftmax",
@@ -54,5 +56,6 @@ __all__ = [
     "count_training_words", "encode_corpus", "epoch_batches", "keep_probability", "learning_rate",
     "gather_rows", "load_word2vec_format", "logistic_block_loss", "logistic_block_update", "make_model",
     "noise_distribution", "pairs_of",
-    "reduced_windows", "save_word2vec_format", "subsample", "train_word2vec", "unigram_table",
+    "reduced_windows", "save_word2vec_format", "subsample", "train_variants", "train_word2vec",
+    "unigram_table", "variant_name", "variant_table",
 ]

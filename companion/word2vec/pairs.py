@@ -189,7 +189,7 @@ def epoch_batches(
     *,
     window: int = 5,
     sample: float = 1e-3,
-    batch_size: int = 1024,
+    batch_size: int = 512,
     block: int = 8,
     epoch: int = 0,
     epochs: int = 1,
@@ -217,6 +217,8 @@ def epoch_batches(
         dynamic_window: draw the window size per centre (``False``: always ``window``).
         rule: subsampling rule, see :func:`keep_probability`.
     """
+    if not isinstance(corpus, EncodedCorpus):
+        raise TypeError(f"corpus must be an EncodedCorpus (see encode_corpus), got {type(corpus).__name__}")
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if not isinstance(block, int) or isinstance(block, bool) or block < 1:
