@@ -250,10 +250,12 @@ class GloVe(nn.Module):
         W, C = self.w.index_select(0, ui), self.c.index_select(0, uj)
         B, Bc = self.b.index_select(0, ui), self.bc.index_select(0, uj)
         wi, cj = W.index_select(0, inv_i), C.index_select(0, inv_j)  # values from before the step
-        diff = (wi * cj).sum(1) + B[inv_i] + Bc[inv_j] - torch.log(x.to(wi.dtype))
+        dot = torch.bmm(wi.unsqueeze(1), cj.unsqueeze(2)).view(-1)
+        diff = dot + B[inv_i] + Bc[inv_j] - torch.log(x.to(wi.dtype))
         fdiff = weighting(x, self.x_max, self.alpha).to(diff.dtype) * diff
-        cost = 0.5 * float((fdiff * diff).sum())
-        gw, gc = fdiff.unsqueeze(1) * cj, fdiff.unsqueeze(1) * wi  # per-entry gradients
+        cost = 0.5 * float(torch.dot(fdiff, diff))
+        gw = cj.mul_(fdiff.unsqueeze(1))  # per-entry gradients, in place (wi, cj are copies)
+        gc = wi.mul_(fdiff.unsqueeze(1))
         parts = ((self.w, self.G_w, ui, inv_i, W, gw), (self.c, self.G_c, uj, inv_j, C, gc),
                  (self.b, self.G_b, ui, inv_i, B, fdiff), (self.bc, self.G_bc, uj, inv_j, Bc, fdiff))
         for param, acc, rows, inv, value, g in parts:
@@ -262,13 +264,13 @@ class GloVe(nn.Module):
             if rule == "c":
                 # the entries' steps with the accumulator from before the batch, then every
                 # entry's squared step added: batch_size=1 is exactly the C code
-                g_sq = torch.zeros_like(value).index_add_(0, inv, g * g)
-                param.index_copy_(0, rows, value - lr * g_sum / G.sqrt())
-                acc.index_copy_(0, rows, G + lr * lr * g_sq)
+                g_sq = torch.zeros_like(value).index_add_(0, inv, g.square() if g is fdiff else g.square_())
+                param.index_copy_(0, rows, torch.addcdiv(value, g_sum, G.sqrt(), value=-lr))
+                acc.index_copy_(0, rows, G.add_(g_sq, alpha=lr * lr))
             else:
-                G = G + g_sum.pow(2)
+                G.addcmul_(g_sum, g_sum)
                 acc.index_copy_(0, rows, G)
-                param.index_copy_(0, rows, value - lr * g_sum / (G.sqrt() + 1e-10))
+                param.index_copy_(0, rows, torch.addcdiv(value, g_sum, G.sqrt().add_(1e-10), value=-lr))
         return cost
 
     def vectors(self, which: str = "sum") -> torch.Tensor:
