@@ -117,15 +117,19 @@ def logistic_block_update(
     moves ``cap / n_r`` of that (see :func:`row_scale`). Returns ``(E [nb, Q, d], summed loss)``.
     """
     nb, g, J = rows.shape
+    Q = X.shape[1]
     U, S = _scores(weight, X, rows, False)
     coef = A.unsqueeze(3) * slot_weights.unsqueeze(1)  # [nb, Q, g, J]
-    loss = -(F.logsigmoid((2 * labels - 1).unsqueeze(1) * S) * coef).sum()
-    G = ((labels.unsqueeze(1) - torch.sigmoid(S)) * coef * lr).view(nb, X.shape[1], g * J)
+    P = torch.sigmoid(S)
+    y = labels.unsqueeze(1)
+    # -log sigma(+-S) from P: log P where y = 1, log(1 - P) where y = 0 (one pass, no logsigmoid)
+    loss = -(torch.where(y > 0, P, 1 - P).clamp_(min=1e-30).log_().mul_(coef)).sum()
+    G = P.neg_().add_(y).mul_(coef).mul_(lr).view(nb, Q, g * J)  # lr * A * w * (y - sigma(S))
     E = torch.bmm(G, U)
-    dU = torch.bmm(G.transpose(1, 2), X)
     scale = row_scale(rows, A.sum(1).unsqueeze(2) * slot_weights, weight.shape[0], cap)
-    if scale is not None:
-        dU = dU * scale.view(nb, g * J, 1)
+    if scale is not None:  # scaling G's columns scales the rows of dU = G^T X, at a fraction of the cost
+        G = G * scale.view(nb, 1, g * J)
+    dU = torch.bmm(G.transpose(1, 2), X)
     weight.index_add_(0, rows.reshape(-1), dU.reshape(-1, X.shape[2]))
     return E, loss
 
