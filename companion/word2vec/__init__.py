@@ -11,7 +11,8 @@ The pieces, in the order the chapter builds them:
 * :mod:`.skipgram`, :mod:`.cbow` -- the two architectures (:mod:`.model` holds what they share);
 * :mod:`.trainer` -- ``train_word2vec(sentences, Word2VecConfig(...))``;
 * :mod:`.export` -- which vectors (input / output / both) and the word2vec text format;
-* :mod:`.variants` -- the chapter's table: every variant trained and scored side by side.
+* :mod:`.variants` -- the chapter's table: every variant trained and scored side by side;
+* :mod:`.widget` -- the chapter's explorer of nearest neighbours and analogies.
 
 Quick start::
 
@@ -48,14 +49,16 @@ from .pairs import (
 from .skipgram import SkipGram
 from .trainer import ENGINES, Word2VecConfig, Word2VecResult, learning_rate, make_model, train_word2vec
 from .variants import train_variants, variant_name, variant_table
+from .widget import explore, explorer_widget, parse_query
 
 __all__ = [
     "CBOW", "COMBINE", "ENGINES", "EncodedCorpus", "FullSoftmax", "HierarchicalSoftmax",
     "NegativeSampling", "NoiseSampler", "OUTPUTS", "SkipGram", "Word2VecBatch", "Word2VecConfig",
     "Word2VecModel", "Word2VecResult", "Word2VecVocab", "build_vocab", "combine", "context_matrix",
-    "count_training_words", "encode_corpus", "epoch_batches", "keep_probability", "learning_rate",
+    "count_training_words", "encode_corpus", "epoch_batches", "explore", "explorer_widget",
+    "keep_probability", "learning_rate",
     "gather_rows", "load_word2vec_format", "logistic_block_loss", "logistic_block_update", "make_model",
-    "noise_distribution", "pairs_of",
+    "noise_distribution", "pairs_of", "parse_query",
     "reduced_windows", "save_word2vec_format", "subsample", "train_variants", "train_word2vec",
     "unigram_table", "variant_name", "variant_table",
 ]
