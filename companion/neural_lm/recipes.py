@@ -143,10 +143,12 @@ def nnlm_preset(vocab_size: int, variant: str = "hsoftmax", *, scale: str | None
     * ``"full"``: full softmax, m=30, h=100, no direct connections (Bengio's MLP9);
     * ``"direct"``: full softmax, m=60, h=50, direct connections (Bengio's MLP1).
 
-    Laptop budgets (fractions of an epoch of Brown's 835k training tokens) were chosen from
-    runs on a shared 2-core CPU: the tree trains ~3-4x more tokens per second than the full
-    softmax at |V| = 13,190, so at laptop scale the tree models get most of the time. At gpu
-    scale every variant trains 10 epochs (best validation weights kept).
+    Laptop budgets (epochs over Brown's 835k training tokens) were measured with the full
+    chapter pipeline on an idle 2-core CPU (2 torch threads): the tree models train at about
+    50-80k tokens/s, the full softmax at about 7-13k (|V| = 13,190), so the full-softmax
+    variants get fractions of an epoch. On a CPU shared with other busy processes, throughput
+    can drop ten-fold (OpenMP threads spin-waiting; ``OMP_WAIT_POLICY=PASSIVE`` or one thread
+    helps). At gpu scale every variant trains 10 epochs (best validation weights kept).
     """
     shapes = {
         "hsoftmax": dict(n=5, m=60, h=100, direct=False, output="hsoftmax"),
@@ -157,10 +159,10 @@ def nnlm_preset(vocab_size: int, variant: str = "hsoftmax", *, scale: str | None
     if variant not in shapes:
         raise ValueError(f"variant must be one of {sorted(shapes)}, got {variant!r}")
     epochs = {
-        "hsoftmax": pick(ci=0.02, laptop=0.5, gpu=10.0, scale=scale),
-        "hsoftmax_direct": pick(ci=0.02, laptop=0.2, gpu=10.0, scale=scale),
-        "full": pick(ci=0.01, laptop=0.1, gpu=10.0, scale=scale),
-        "direct": pick(ci=0.01, laptop=0.05, gpu=10.0, scale=scale),
+        "hsoftmax": pick(ci=0.02, laptop=2.0, gpu=10.0, scale=scale),
+        "hsoftmax_direct": pick(ci=0.02, laptop=1.0, gpu=10.0, scale=scale),
+        "full": pick(ci=0.01, laptop=0.5, gpu=10.0, scale=scale),
+        "direct": pick(ci=0.01, laptop=0.25, gpu=10.0, scale=scale),
     }[variant]
     lr = pick(ci=3e-3, laptop=3e-3, gpu=1e-3, scale=scale)
     return NNLMConfig(vocab_size=vocab_size, **shapes[variant]), TrainPlan(batch_size=1024, lr=lr, epochs=epochs)
@@ -168,5 +170,5 @@ def nnlm_preset(vocab_size: int, variant: str = "hsoftmax", *, scale: str | None
 
 def lbl_preset(vocab_size: int, *, scale: str | None = None) -> tuple[LBLConfig, TrainPlan]:
     """The chapter's log-bilinear model (n=5, m=100, Huffman tree) and its plan per scale."""
-    epochs = pick(ci=0.02, laptop=0.25, gpu=10.0, scale=scale)
+    epochs = pick(ci=0.02, laptop=2.0, gpu=10.0, scale=scale)
     return LBLConfig(vocab_size=vocab_size, n=5, m=100, output="hsoftmax"), TrainPlan(batch_size=1024, lr=3e-3, epochs=epochs)

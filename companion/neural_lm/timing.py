@@ -39,8 +39,8 @@ def training_throughput(
     optimizer: str = "adam",
     device: str | torch.device | None = None,
 ) -> float:
-    """Training tokens per second of ``model`` on ``(contexts, targets)``, timed over ``steps``
-    steps after ``warmup`` untimed ones.
+    """Training tokens per second of ``model`` on ``(contexts, targets)``: the median over
+    ``steps`` timed steps (after ``warmup`` untimed ones) of batch tokens / step time.
 
     ``optimizer``: ``"adam"`` (what the chapter trains with; its step touches every parameter,
     O(|V|) per step whatever the output layer) or ``"sgd"`` (plain SGD; with a ``sparse=True``
@@ -71,18 +71,21 @@ def training_throughput(
         loss.backward()
         opt.step()
 
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
     for b in batches[:warmup]:
         step(b)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    t0 = time.perf_counter()
-    n = 0
+    sync()
+    rates = []
     for b in batches[warmup:]:
+        t0 = time.perf_counter()
         step(b)
-        n += b[1].shape[0]
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    return n / (time.perf_counter() - t0)
+        sync()
+        rates.append(b[1].shape[0] / (time.perf_counter() - t0))
+    # the median step: one step slowed down by another process on a shared machine does not count
+    return float(torch.tensor(rates).median())
 
 
 def softmax_speed_table(
