@@ -13,6 +13,9 @@ STAMP := $(VENV)/.stamps
 TORCH_VERSION := 2.13.0
 JOBS ?= 2
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Idle OpenMP threads sleep instead of spinning: with two processes on two cores (pytest -n 2,
+# or a busy machine) spinning threads slowed torch training 10-20x (measured in chapter 2).
+export OMP_WAIT_POLICY := PASSIVE
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
         test-peers kenlm kenlm-deps bench lab execute clean clean-all
