@@ -82,7 +82,7 @@ def train_epochs(
                     return
                 loss, n, items = step(to_device(batch, device))
                 if not math.isfinite(loss):
-                    raise ValueError(f"the loss became {loss} at step {hist.steps}; lower the learning rate")
+                    raise ValueError(f"the loss became {loss} at step {hist.steps}; lower the learning rate or the batch size")
                 with lock:
                     hist.step_loss.append(loss)
                     hist.steps += 1

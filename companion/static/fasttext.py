@@ -78,7 +78,10 @@ class FastTextConfig:
         min_count: drop rarer words (``-minCount 5``).
         max_vocab: keep at most this many words (``None``: all).
         noise_power: exponent of the noise distribution (fastText 0.5, word2vec 0.75).
-        batch_size: centres per step (about ``2 x mean window`` pairs each).
+        batch_size: centres per step (about ``2 x mean window`` pairs each). A batch is one
+            step, and fastText's rule adds each centre's whole error to every one of its rows, so
+            an n-gram shared by many words of a batch ("ing>") gets their summed steps at once:
+            on the chapter corpus 1024 (and 256) trained well, 4096 diverged at lr 0.05.
         block: centres per block (see :class:`~companion.word2vec.Word2VecBatch`).
         engine: ``"sgd"`` (hand-written, fastText's update) or ``"autograd"`` (``companion.train.fit``
             with ``torch.optim.SGD``; exact gradients, i.e. the subword rows get ``1/|S(w)|``
