@@ -72,3 +72,10 @@ def test_coverage_of_pairs_and_words():
     assert coverage(["cat", "ocelot"], index) == 0.5
     with pytest.raises(ValueError, match="non-empty"):
         coverage([], index)
+
+
+def test_words_of_benchmarks():
+    from companion.evaluate.rare import words_of
+
+    qs = [("s", "athens", "greece", "cat", "dog")]
+    assert words_of(PAIRS, qs) == ["cat", "dog", "ocelot", "Tiger", "lynx", "car", "zyzzyva", "athens", "greece"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from ._vectors import IndexLike, row_words
 
-__all__ = ["RareSlice", "item_words", "rare_slice", "frequency_bands", "coverage", "fold_counts"]
+__all__ = ["RareSlice", "item_words", "words_of", "rare_slice", "frequency_bands", "coverage", "fold_counts"]
 
 KINDS = ("auto", "pairs", "questions")
 
@@ -40,6 +40,17 @@ def item_words(item: Sequence[Any], kind: str = "auto") -> tuple[str, ...]:
     if n != 5:
         raise ValueError(f"an analogy question is (section, a, b, c, d); got {item!r}")
     return tuple(str(w) for w in item[1:])
+
+
+def words_of(*item_lists: Sequence[Sequence[Any]], kind: str = "auto") -> list[str]:
+    """Every distinct word of some benchmarks' items, in first-seen order (e.g. to build
+    out-of-vocabulary vectors for all of them: ``fasttext_result.with_oov(words_of(ws, sl))``)."""
+    seen: dict[str, None] = {}
+    for items in item_lists:
+        for item in items:
+            for w in item_words(item, kind):
+                seen.setdefault(w, None)
+    return list(seen)
 
 
 def fold_counts(counts: Mapping[str, int], case_insensitive: bool = True) -> dict[str, int]:
