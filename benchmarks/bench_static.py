@@ -17,7 +17,8 @@ Scores by the same code for every model (:mod:`companion.evaluate`): WordSim-353
 Spearman, Google analogies (3CosAdd, top 30k words; semantic/syntactic), a rare-word slice
 (WS353 + SimLex pairs whose rarer word occurs at most ``rare_max_count`` times in the corpus,
 and analogy questions with such a word), and -- for the three fastText models -- the same with
-vectors for out-of-vocabulary words (coverage 100 %).
+vectors for out-of-vocabulary words (coverage 100 %). For our three models also the WEAT effect
+sizes of four of Caliskan et al.'s tests (:mod:`companion.evaluate.bias`).
 
 Run alone with ``python -m benchmarks.bench_static`` (or through ``python -m benchmarks static``).
 """
@@ -65,6 +66,21 @@ def _score(prefix: str, vectors, index, ev: dict, *, analogies: bool = True) -> 
     return out
 
 
+def _weat(prefix: str, vectors, index) -> dict[str, float]:
+    """WEAT effect sizes (Caliskan et al. 2017) of the included tests; NaN where a set is missing."""
+    from companion.evaluate.bias import WEAT_TESTS, weat
+
+    out: dict[str, float] = {}
+    for name, sets in WEAT_TESTS.items():
+        key = name.split(" / ")[0].replace("-", "_")
+        try:
+            r = weat(vectors, index, *sets, n_permutations=2000)
+            out[f"{prefix}_weat_{key}_d"], out[f"{prefix}_weat_{key}_p"] = r.effect_size, r.p_value
+        except ValueError:
+            out[f"{prefix}_weat_{key}_d"], out[f"{prefix}_weat_{key}_p"] = float("nan"), float("nan")
+    return out
+
+
 def _with_oov(vectors: np.ndarray, index: dict[str, int], words, vec_fn: Callable[[str], np.ndarray]):
     """Append a row for every evaluation word the model has no row for (fastText's OOV vectors)."""
     new = [w for w in words if w not in index and w.lower() not in index]
@@ -100,6 +116,7 @@ def run(*, epochs: int = 5, glove_epochs: int = 5, bucket: int = 2_000_000, max_
     out["ours_fasttext_s_per_epoch"] = ours.seconds_per_epoch
     vec, idx = ours.vectors().numpy(), dict(ours.index)
     out.update(_score("ours_fasttext", vec, idx, ev))
+    out.update(_weat("ours_fasttext", vec, idx))
     v2, i2 = _with_oov(vec, idx, ev["words"], lambda w: ours.vector(w).numpy())
     out.update(_score("ours_fasttext_oov", v2, i2, ev, analogies=False))
 
@@ -151,6 +168,7 @@ def run(*, epochs: int = 5, glove_epochs: int = 5, bucket: int = 2_000_000, max_
                         sample=1e-3, epochs=epochs, seed=seed, device="cpu", workers=1)
     out["ours_sgns_s_per_epoch"] = sg.seconds_per_epoch
     out.update(_score("ours_sgns", sg.vectors().numpy(), dict(sg.index), ev))
+    out.update(_weat("ours_sgns", sg.vectors().numpy(), dict(sg.index)))
 
     # --- GloVe: ours
     gl = train_glove(corpus, glove_preset("laptop", epochs=glove_epochs, seed=seed, device="cpu"))
@@ -158,6 +176,7 @@ def run(*, epochs: int = 5, glove_epochs: int = 5, bucket: int = 2_000_000, max_
     out["ours_glove_s_per_epoch"] = gl.seconds_per_epoch
     out["ours_glove_nonzeros"] = gl.cooc.nnz
     out.update(_score("ours_glove", gl.vectors().numpy(), dict(gl.index), ev))
+    out.update(_weat("ours_glove", gl.vectors().numpy(), dict(gl.index)))
 
     if peers:
         out["fasttext_vs_cpp_time_ratio"] = out["ours_fasttext_s_per_epoch"] / out["cpp_fasttext_s_per_epoch"]
