@@ -29,6 +29,7 @@ def test_parse_query_signs_hyphens_and_errors():
     assert parse_query("well-known") == Query(("well-known",), ())  # a hyphen inside a word is the word's
     assert parse_query("a + b").kind == "sum" and parse_query("a").kind == "neighbours"
     assert parse_query("b - a + c").kind == "analogy"
+    assert parse_query("king+woman -man").expression == "king - man + woman"
     for bad, msg in [("", "type a word"), ("   ", "type a word"), ("- man", "no positive"),
                      ("a - - b", "two signs"), ("a +", "ends with a sign"), ("a + -", "two signs")]:
         with pytest.raises(ValueError, match=msg):
@@ -85,6 +86,7 @@ def test_widget_state_follows_the_controls():
     other[[2, 3]] = other[[3, 2]]  # swap king's and queen's vectors: "queen" is no longer the answer
     w = explorer_widget({"a": (VECS, INDEX), "b": (other, INDEX)}, k=2)
     assert w.calls == 1 and w.last.words[0] == "queen" and "<table>" in w.output.value
+    assert "king - man + woman" in w.output.value
     w.query.value = "apple"
     assert w.calls == 2 and len(w.last.words) == 2 and w.last.words[0] == "pear"
     w.k.value = 1

@@ -44,6 +44,12 @@ class Query:
     def words(self) -> tuple[str, ...]:
         return self.positive + self.negative
 
+    @property
+    def expression(self) -> str:
+        """The query written out, e.g. ``"king - man + woman"``."""
+        first, *rest = self.positive
+        return " ".join([first] + [f"- {w}" for w in self.negative] + [f"+ {w}" for w in rest])
+
 
 def parse_query(text: str) -> Query:
     """Parse ``"whale"`` or ``"king - man + woman"`` into a :class:`Query` (words lower-cased).
@@ -185,10 +191,7 @@ def _render(res: Exploration) -> str:
         return f"<p><b>Cannot answer:</b> {html.escape(res.error)}</p>"
     assert res.query is not None
     what = {"neighbours": "nearest neighbours of", "analogy": "analogy", "sum": "closest to"}[res.query.kind]
-    head = f"<p>{what} <code>{html.escape(' '.join(res.query.positive))}</code>"
-    if res.query.negative:
-        head += f" minus <code>{html.escape(' '.join(res.query.negative))}</code>"
-    head += f" (scored by {res.method})</p>"
+    head = f"<p>{what} <code>{html.escape(res.query.expression)}</code> (scored by {res.method})</p>"
     rows = "".join(f"<tr><td>{i}</td><td>{html.escape(w)}</td><td>{s:.3f}</td></tr>"
                    for i, (w, s) in enumerate(res.results, start=1))
     return head + f"<table><tr><th>#</th><th>word</th><th>score</th></tr>{rows}</table>"
@@ -239,13 +242,13 @@ def explorer_widget(spaces: Mapping[str, tuple[Any, Any]], *, query: str = "king
         raise ValueError(f"space {space!r} is not among {names}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    s = w.Dropdown(options=names, value=space, description="vectors")
+    s = w.Dropdown(options=names, value=space, description="vectors", layout=w.Layout(width="420px"))
     q = w.Text(value=query, description="query", continuous_update=False,
                placeholder="a word, or e.g. king - man + woman")
     m = w.Dropdown(options=list(METHODS), value=method, description="analogy")
     kk = w.IntSlider(value=k, min=1, max=30, description="k", continuous_update=False)
     out = w.HTML()
-    box = w.VBox([q, w.HBox([s, m, kk]), out])
+    box = w.VBox([w.HBox([q, kk]), w.HBox([s, m]), out])
     ew = ExplorerWidget(spaces, s, q, m, kk, out, box)
     for control in (s, q, m, kk):
         control.observe(ew.update, names="value")
