@@ -162,7 +162,7 @@ def test_autograd_engine_trains():
 
 @pytest.mark.parametrize("field,value", [
     ("dim", 0), ("window", 0), ("negative", -1), ("bucket", 0), ("epochs", 0), ("minn", 7), ("maxn", -1),
-    ("lr", 0), ("sample", 1.5), ("engine", "cuda"), ("seed", -2), ("max_vocab", 1), ("block", 0),
+    ("lr", 0), ("sample", 1.5), ("engine", "cuda"), ("seed", -2), ("max_vocab", 1), ("block", 0), ("update_cap", 0),
 ])
 def test_bad_config_rejected(field, value):
     cfg = FastTextConfig(**{field: value})
@@ -207,3 +207,25 @@ def test_hogwild_workers_and_threads_are_restored():
     for bad in (dict(workers=0), dict(threads=0), dict(workers=2, engine="autograd")):
         with pytest.raises(ValueError, match="workers|threads"):
             FastTextConfig(**bad).validate()
+
+
+def test_update_cap_scales_busy_rows_only():
+    m, batches = _tiny_model(seed=2)
+    batch = batches[0]
+    plain, capped = copy.deepcopy(m), copy.deepcopy(m)  # same noise words for both
+    before = m.in_vectors.detach().clone()
+    plain.sgd_step(batch, 0.1)
+    capped.sgd_step(batch, 0.1, cap=2.0)
+    # pairs behind each input row, by a loop over the batch's centres
+    pairs_per_centre = batch.mask.sum(1).reshape(-1).tolist()
+    uses: dict[int, float] = {}
+    for w in set(batch.targets.reshape(-1).tolist()):
+        n_w = sum(p for t, p in zip(batch.targets.reshape(-1).tolist(), pairs_per_centre) if t == w)
+        for r in m.table.rows_of(w).tolist():
+            uses[r] = uses.get(r, 0.0) + n_w
+    assert any(n > 2 for n in uses.values()) and any(n <= 2 for n in uses.values())
+    for r, n in uses.items():
+        want = (plain.in_vectors[r] - before[r]) * min(1.0, 2.0 / n)
+        torch.testing.assert_close(capped.in_vectors[r] - before[r], want)
+    with pytest.raises(ValueError, match="cap"):
+        m.sgd_step(batch, 0.1, cap=0)

@@ -83,6 +83,10 @@ class FastTextConfig:
             an n-gram shared by many words of a batch ("ing>") gets their summed steps at once:
             on the chapter corpus 1024 (and 256) trained well, 4096 diverged at lr 0.05.
         block: centres per block (see :class:`~companion.word2vec.Word2VecBatch`).
+        update_cap: a row (output vector, word row or n-gram bucket) updated by more than this
+            many pairs in one batch moves ``update_cap / n`` of its summed step -- chapter 3's
+            safeguard for batched updates (:func:`companion.word2vec.heads.row_scale`); ``None``:
+            fastText's update as is.
         engine: ``"sgd"`` (hand-written, fastText's update) or ``"autograd"`` (``companion.train.fit``
             with ``torch.optim.SGD``; exact gradients, i.e. the subword rows get ``1/|S(w)|``
             of fastText's step).
@@ -109,6 +113,7 @@ class FastTextConfig:
     noise_power: float = 0.5
     batch_size: int = 1024
     block: int = 8
+    update_cap: float | None = None
     engine: str = "sgd"
     workers: int = 1
     threads: int | None = 1
@@ -143,6 +148,8 @@ class FastTextConfig:
         check_threads(self.workers, self.threads)
         if self.engine == "autograd" and self.workers != 1:
             raise ValueError("workers > 1 needs engine='sgd' (fit trains in one thread)")
+        if self.update_cap is not None and not (isinstance(self.update_cap, (int, float)) and self.update_cap > 0):
+            raise ValueError(f"update_cap must be a positive number or None, got {self.update_cap!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
 
@@ -243,14 +250,18 @@ class FastTextSkipGram(nn.Module):
         return total / n.clamp(min=1)
 
     @torch.no_grad()
-    def sgd_step(self, batch: Word2VecBatch, lr: float) -> tuple[float, int]:
+    def sgd_step(self, batch: Word2VecBatch, lr: float, cap: float | None = None) -> tuple[float, int]:
         """One step of fastText's update on a batch; returns ``(mean loss per pair, pairs)``.
 
         Each distinct centre word of the batch is built once from its subword rows; the errors
         of all its pairs are summed and added *whole* to each of its rows (fastText's rule).
+        With ``cap``, a row updated by more than ``cap`` pairs of the batch moves ``cap / n`` of
+        its summed step (output vectors and input rows alike; see ``FastTextConfig.update_cap``).
         """
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
+        if cap is not None and not (isinstance(cap, (int, float)) and cap > 0):
+            raise ValueError(f"cap must be a positive number or None, got {cap!r}")
         self._check_batch(batch)
         nb, g = batch.targets.shape
         uw, inv = torch.unique(batch.targets.reshape(-1), return_inverse=True)
@@ -260,11 +271,18 @@ class FastTextSkipGram(nn.Module):
         H.index_add_(0, owner, self.in_vectors.index_select(0, rows)).div_(lengths.unsqueeze(1))
         X = H.index_select(0, inv).view(nb, g, self.dim)
         A = batch.mask.transpose(1, 2).to(X.dtype)
-        E, loss = self.head.sgd_update(X, A, batch.tokens, lr)
+        E, loss = self.head.sgd_update(X, A, batch.tokens, lr, cap=cap)
         Eu = torch.zeros_like(H).index_add_(0, inv, E.reshape(-1, self.dim))
-        self.in_vectors.index_add_(0, rows, Eu.index_select(0, owner))
-        n = int(batch.mask.sum())
-        return float(loss) / max(1, n), n
+        push = Eu.index_select(0, owner)
+        if cap is not None:
+            # pairs behind each row's summed step: the pairs of every centre word that has the row
+            pairs = torch.zeros(uw.numel(), dtype=X.dtype, device=X.device).index_add_(0, inv, A.sum(2).reshape(-1))
+            ur, rinv = torch.unique(rows, return_inverse=True)
+            n = torch.zeros(ur.numel(), dtype=X.dtype, device=X.device).index_add_(0, rinv, pairs[owner])
+            push.mul_((cap / n.clamp(min=cap))[rinv].unsqueeze(1))
+        self.in_vectors.index_add_(0, rows, push)
+        n_pairs = int(batch.mask.sum())
+        return float(loss) / max(1, n_pairs), n_pairs
 
     @torch.no_grad()
     def word_vectors(self, batch_size: int = 8192) -> torch.Tensor:
@@ -401,7 +419,7 @@ def _lr(config: FastTextConfig, progress: float) -> float:
 
 def _train_sgd(model: FastTextSkipGram, corpus: EncodedCorpus, config: FastTextConfig, device: torch.device) -> History:
     def step(batch: Word2VecBatch) -> tuple[float, int, int]:
-        loss, n = model.sgd_step(batch, _lr(config, batch.progress))
+        loss, n = model.sgd_step(batch, _lr(config, batch.progress), config.update_cap)
         return loss, n, batch.words
 
     return train_epochs(lambda epoch: _batches(corpus, config, epoch), step, epochs=config.epochs, device=device,
