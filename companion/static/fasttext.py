@@ -80,13 +80,15 @@ class FastTextConfig:
         noise_power: exponent of the noise distribution (fastText 0.5, word2vec 0.75).
         batch_size: centres per step (about ``2 x mean window`` pairs each). A batch is one
             step, and fastText's rule adds each centre's whole error to every one of its rows, so
-            an n-gram shared by many words of a batch ("ing>") gets their summed steps at once:
-            on the chapter corpus 1024 (and 256) trained well, 4096 diverged at lr 0.05.
+            an n-gram shared by many words of a batch ("ing>") gets their summed steps at once
+            (see ``update_cap``).
         block: centres per block (see :class:`~companion.word2vec.Word2VecBatch`).
         update_cap: a row (output vector, word row or n-gram bucket) updated by more than this
             many pairs in one batch moves ``update_cap / n`` of its summed step -- chapter 3's
             safeguard for batched updates (:func:`companion.word2vec.heads.row_scale`); ``None``:
-            fastText's update as is.
+            fastText's update as is. Measured on the chapter corpus (5 epochs, seed 1): batch
+            1024 without the cap WS353 0.41 / analogies 51.0 %, with 64 0.42 / 51.7 %; batch 4096
+            diverged without it and trained with it (0.44 / 47.5 %).
         engine: ``"sgd"`` (hand-written, fastText's update) or ``"autograd"`` (``companion.train.fit``
             with ``torch.optim.SGD``; exact gradients, i.e. the subword rows get ``1/|S(w)|``
             of fastText's step).
@@ -113,7 +115,7 @@ class FastTextConfig:
     noise_power: float = 0.5
     batch_size: int = 1024
     block: int = 8
-    update_cap: float | None = None
+    update_cap: float | None = 64.0
     engine: str = "sgd"
     workers: int = 1
     threads: int | None = 1

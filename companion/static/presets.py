@@ -54,7 +54,7 @@ def fasttext_preset(scale: str | None = None, **overrides) -> FastTextConfig:
         dim=pick(ci=50, laptop=100, gpu=100, scale=scale),
         bucket=pick(ci=200_000, laptop=2_000_000, gpu=2_000_000, scale=scale),
         epochs=pick(ci=1, laptop=5, gpu=10, scale=scale),
-        batch_size=1024,  # 4096 centres diverged (see FastTextConfig.batch_size)
+        batch_size=1024,  # 4096 centres diverged without FastTextConfig.update_cap
     )
     cfg = replace(cfg, **overrides)  # an unknown field raises TypeError
     cfg.validate()
