@@ -28,8 +28,8 @@ def _count_cases() -> list[Case]:
         return c + hid + out + w
 
     cases = [
-        ((17964, 5, 60, 50, True), "Bengio et al.'s MLP1 on Brown (|V| = 17,964, n = 5, m = 60, h = 50, direct)"),
-        ((17964, 5, 30, 100, False), "MLP9-like: no direct connections"),
+        ((16383, 5, 60, 50, True), "Bengio et al.'s MLP1 on their Brown (|V| = 16,383, n = 5, m = 60, h = 50, direct)"),
+        ((16383, 5, 30, 100, False), "MLP9-like: no direct connections"),
         ((10, 2, 3, 4, True), "a tiny bigram model"),
         ((10, 2, 3, 4, False), "the same without direct connections"),
         ((1000, 6, 1, 0, True), "no hidden layer at all (h = 0): only C, W and b"),
