@@ -12,7 +12,8 @@ hands ``h`` to an output layer (full softmax or hierarchical softmax). The base 
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -28,6 +29,10 @@ __all__ = [
     "TREES",
     "NeuralLM",
     "check_contexts",
+    "check_int_fields",
+    "check_lm_sizes",
+    "check_lm_output",
+    "seeded",
     "make_output_layer",
     "ngram_examples",
     "iterate_minibatches",
@@ -56,6 +61,51 @@ def check_contexts(contexts: torch.Tensor, n_context: int, vocab_size: int) -> N
             f"context ids must lie in [0, {vocab_size}); got min {int(contexts.min())}, max "
             f"{int(contexts.max())}. Encode words with the same vocabulary the model was built for."
         )
+
+
+def check_int_fields(config: Any, names: Sequence[str]) -> None:
+    """Raise ``TypeError`` unless every field ``names`` of ``config`` is an int (not a bool)."""
+    for name in names:
+        v = getattr(config, name)
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"{name} must be an int, got {v!r}")
+
+
+def check_lm_sizes(config: Any, int_fields: Sequence[str] = ("vocab_size", "n", "m")) -> None:
+    """The checks every n-gram LM config shares: ``int_fields`` are ints, ``vocab_size >= 2``,
+    ``n >= 2`` and ``m >= 1``."""
+    check_int_fields(config, int_fields)
+    if config.vocab_size < 2:
+        raise ValueError(f"vocab_size must be >= 2, got {config.vocab_size}")
+    if config.n < 2:
+        raise ValueError(f"n must be >= 2 (the model reads n-1 >= 1 previous words), got {config.n}")
+    if config.m < 1:
+        raise ValueError(f"m (word-vector size) must be >= 1, got {config.m}")
+
+
+def check_lm_output(config: Any) -> None:
+    """The output-layer fields every LM config shares: ``output``, ``tree`` and ``init_std``."""
+    if config.output not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}, got {config.output!r}")
+    if config.tree not in TREES:
+        raise ValueError(f"tree must be one of {TREES}, got {config.tree!r}")
+    if not config.init_std > 0:
+        raise ValueError(f"init_std must be > 0, got {config.init_std}")
+
+
+@contextmanager
+def seeded(seed: int | None) -> Iterator[None]:
+    """Seed torch's global generator for the block (``None``: leave it), then put back its
+    state: a model's initial weights depend on its ``seed`` only, and building one does not
+    move the caller's random stream."""
+    state = torch.random.get_rng_state()
+    if seed is not None:
+        torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        if seed is not None:
+            torch.random.set_rng_state(state)
 
 
 def make_output_layer(
@@ -103,6 +153,24 @@ class NeuralLM(nn.Module):
 
     def features(self, contexts: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _configure(self, config: Any, config_cls: type) -> None:
+        """Check ``config`` (an instance of ``config_cls``, valid) and set the sizes from it."""
+        if not isinstance(config, config_cls):
+            raise TypeError(f"config must be an {config_cls.__name__}, got {type(config).__name__}")
+        config.validate()
+        self.config = config
+        self.vocab_size, self.n_context = config.vocab_size, config.n - 1
+
+    def _build_output(
+        self, in_features: int, *, counts: Sequence[int] | None, tree: BinaryTree | None, **kwargs: Any
+    ) -> None:
+        """``self.out``: the output layer ``self.config`` names, reading ``in_features`` numbers
+        (``kwargs``: ``weight``, ``sparse``; see :func:`make_output_layer`)."""
+        self.out = make_output_layer(
+            self.config.output, in_features, self.vocab_size, tree=tree, tree_kind=self.config.tree, counts=counts,
+            **kwargs,
+        )
 
     @property
     def device(self) -> torch.device:

@@ -21,7 +21,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from .common import OUTPUTS, TREES, NeuralLM, make_output_layer
+from .common import NeuralLM, check_lm_output, check_lm_sizes, seeded
 from .tree import BinaryTree
 
 __all__ = ["LBLConfig", "LBL"]
@@ -51,22 +51,8 @@ class LBLConfig:
 
     def validate(self) -> None:
         """Raise with a fix for any impossible setting."""
-        for name in ("vocab_size", "n", "m"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise TypeError(f"{name} must be an int, got {v!r}")
-        if self.vocab_size < 2:
-            raise ValueError(f"vocab_size must be >= 2, got {self.vocab_size}")
-        if self.n < 2:
-            raise ValueError(f"n must be >= 2 (the model reads n-1 >= 1 previous words), got {self.n}")
-        if self.m < 1:
-            raise ValueError(f"m must be >= 1, got {self.m}")
-        if self.output not in OUTPUTS:
-            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
-        if self.tree not in TREES:
-            raise ValueError(f"tree must be one of {TREES}, got {self.tree!r}")
-        if not self.init_std > 0:
-            raise ValueError(f"init_std must be > 0, got {self.init_std}")
+        check_lm_sizes(self)
+        check_lm_output(self)
 
 
 class LBL(NeuralLM):
@@ -83,27 +69,15 @@ class LBL(NeuralLM):
         seed: int | None = 0,
     ):
         super().__init__()
-        if not isinstance(config, LBLConfig):
-            raise TypeError(f"config must be an LBLConfig, got {type(config).__name__}")
-        config.validate()
-        self.config = config
-        self.vocab_size, self.n_context = config.vocab_size, config.n - 1
-        state = torch.random.get_rng_state()
-        if seed is not None:
-            torch.manual_seed(seed)
-        try:
+        self._configure(config, LBLConfig)
+        with seeded(seed):
             self.R = nn.Embedding(config.vocab_size, config.m)
             nn.init.normal_(self.R.weight, std=config.init_std)
             # C_i starts as a scaled identity: r_hat begins as an average of the context vectors.
             eye = torch.eye(config.m) / self.n_context
             self.C = nn.Parameter(eye.repeat(self.n_context, 1, 1) + 0.01 * torch.randn(self.n_context, config.m, config.m))
             shared = self.R.weight if (config.tie and config.output == "full") else None
-            self.out = make_output_layer(
-                config.output, config.m, config.vocab_size, tree=tree, tree_kind=config.tree, counts=counts, weight=shared
-            )
-        finally:
-            if seed is not None:
-                torch.random.set_rng_state(state)
+            self._build_output(config.m, counts=counts, tree=tree, weight=shared)
         if device is not None:
             self.to(device)
 

@@ -18,7 +18,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from .common import OUTPUTS, TREES, NeuralLM, make_output_layer
+from .common import NeuralLM, check_lm_output, check_lm_sizes, seeded
 from .output import FullSoftmax
 from .tree import BinaryTree
 
@@ -56,26 +56,12 @@ class NNLMConfig:
 
     def validate(self) -> None:
         """Raise ``ValueError`` with a fix for any impossible setting."""
-        for name in ("vocab_size", "n", "m", "h"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise TypeError(f"{name} must be an int, got {v!r}")
-        if self.vocab_size < 2:
-            raise ValueError(f"vocab_size must be >= 2, got {self.vocab_size}")
-        if self.n < 2:
-            raise ValueError(f"n must be >= 2 (the model reads n-1 >= 1 previous words), got {self.n}")
-        if self.m < 1:
-            raise ValueError(f"m (word-vector size) must be >= 1, got {self.m}")
+        check_lm_sizes(self, ("vocab_size", "n", "m", "h"))
         if self.h < 0:
             raise ValueError(f"h (hidden units) must be >= 0, got {self.h}")
         if self.h == 0 and not self.direct:
             raise ValueError("h=0 leaves only the direct connections: set direct=True or h >= 1")
-        if self.output not in OUTPUTS:
-            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
-        if self.tree not in TREES:
-            raise ValueError(f"tree must be one of {TREES}, got {self.tree!r}")
-        if not self.init_std > 0:
-            raise ValueError(f"init_std must be > 0, got {self.init_std}")
+        check_lm_output(self)
 
 
 def paper_parameter_count(vocab_size: int, n: int, m: int, h: int, direct: bool = True) -> int:
@@ -114,29 +100,15 @@ class NNLM(NeuralLM):
         seed: int | None = 0,
     ):
         super().__init__()
-        if not isinstance(config, NNLMConfig):
-            raise TypeError(f"config must be an NNLMConfig, got {type(config).__name__}")
-        config.validate()
-        self.config = config
-        self.vocab_size, self.n_context = config.vocab_size, config.n - 1
-        gen_state = torch.random.get_rng_state()
-        if seed is not None:
-            torch.manual_seed(seed)
-        try:
+        self._configure(config, NNLMConfig)
+        with seeded(seed):
             self.C = nn.Embedding(config.vocab_size, config.m, sparse=config.sparse)  # shared word vectors
             nn.init.normal_(self.C.weight, std=config.init_std)
             in_x = self.n_context * config.m
             self.H = nn.Linear(in_x, config.h) if config.h > 0 else None  # H x + d
             # The output layer reads [tanh(d + Hx); x] so that one matrix holds [U | W]:
             # b + [U | W][a; x] = b + U a + W x.
-            in_out = config.h + (in_x if config.direct else 0)
-            self.out = make_output_layer(
-                config.output, in_out, config.vocab_size, tree=tree, tree_kind=config.tree, counts=counts,
-                sparse=config.sparse,
-            )
-        finally:
-            if seed is not None:
-                torch.random.set_rng_state(gen_state)
+            self._build_output(config.h + (in_x if config.direct else 0), counts=counts, tree=tree, sparse=config.sparse)
         if device is not None:
             self.to(device)
 

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .common import check_int_fields, seeded
+
 __all__ = ["SennaConfig", "WindowRanker", "context_windows", "corrupt_centre", "ranking_accuracy"]
 
 
@@ -48,10 +50,7 @@ class SennaConfig:
 
     def validate(self) -> None:
         """Raise with a fix for any impossible setting."""
-        for name in ("vocab_size", "window", "m", "h"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool):
-                raise TypeError(f"{name} must be an int, got {v!r}")
+        check_int_fields(self, ("vocab_size", "window", "m", "h"))
         if self.vocab_size < 2:
             raise ValueError(f"vocab_size must be >= 2 (a corrupted centre must differ), got {self.vocab_size}")
         if self.window < 1 or self.window % 2 == 0:
@@ -104,15 +103,11 @@ class WindowRanker(nn.Module):
             raise TypeError(f"config must be a SennaConfig, got {type(config).__name__}")
         config.validate()
         self.config, self.seed = config, seed
-        state = torch.random.get_rng_state()
-        torch.manual_seed(seed)
-        try:
+        with seeded(seed):
             self.E = nn.Embedding(config.vocab_size, config.m)
             nn.init.normal_(self.E.weight, std=config.init_std)
             self.hidden = nn.Linear(config.window * config.m, config.h)
             self.score_layer = nn.Linear(config.h, 1)
-        finally:
-            torch.random.set_rng_state(state)
         self._gen: torch.Generator | None = None
         if device is not None:
             self.to(device)
