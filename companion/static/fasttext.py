@@ -41,7 +41,7 @@ shares most n-grams with the word, so it lands next to it.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import torch
@@ -49,12 +49,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..device import get_device
-from ..train import History, TrainConfig, fit, seed_everything
-from ..word2vec.corpus import EncodedCorpus, Word2VecVocab, encode_corpus
+from ..train import History, seed_everything
+from ..word2vec._loop import check_threads, intra_op_threads, train_epochs
+from ..word2vec.corpus import EncodedCorpus
 from ..word2vec.export import save_word2vec_format
 from ..word2vec.heads import NegativeSampling
-from ..word2vec.pairs import Word2VecBatch, count_training_words, epoch_batches
-from ._loop import check_threads, intra_op_threads, train_epochs
+from ..word2vec.model import PairModel
+from ..word2vec.pairs import Word2VecBatch, epoch_batches
+from ..word2vec.trainer import CorpusResult, as_corpus, fit_sgd_schedule, resolve_config
 from .subwords import SubwordTable, build_subword_table, char_ngrams, ngram_buckets
 
 __all__ = ["FastTextConfig", "FastTextSkipGram", "FastTextResult", "train_fasttext", "ENGINES"]
@@ -95,7 +97,7 @@ class FastTextConfig:
         workers: Hogwild threads taking whole batches (fastText's ``-thread``); more than 1
             makes runs non-deterministic. Ignored (1) on a GPU.
         threads: torch's intra-op threads while training (``None``: leave torch's setting; see
-            :mod:`._loop` for why the default is 1).
+            :mod:`companion.word2vec._loop` for why the default is 1).
         seed: seeds the initial vectors, subsampling, windows and noise.
         device: ``None`` picks cuda > mps > cpu.
         progress: show a progress bar.
@@ -156,7 +158,7 @@ class FastTextConfig:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
 
 
-class FastTextSkipGram(nn.Module):
+class FastTextSkipGram(PairModel):
     """Subword input vectors (words + hash buckets) and a negative-sampling output layer.
 
     Args:
@@ -202,20 +204,6 @@ class FastTextSkipGram(nn.Module):
         """The :class:`~.subwords.SubwordTable` (on the model's device)."""
         return SubwordTable(self.sub_ptr, self.sub_ids, self.vocab_size, self.bucket, self.minn, self.maxn)
 
-    @property
-    def out_vectors(self) -> torch.Tensor:
-        """``[V, d]`` output (context) vectors."""
-        return self.head.weight
-
-    @property
-    def sparse_grad(self) -> bool:
-        return bool(getattr(self, "_sparse_grad", False))
-
-    @sparse_grad.setter
-    def sparse_grad(self, value: bool) -> None:
-        self._sparse_grad = bool(value)
-        self.head.sparse_grad = bool(value)
-
     def _check_words(self, words: torch.Tensor) -> None:
         if words.numel() and (int(words.min()) < 0 or int(words.max()) >= self.vocab_size):
             raise ValueError(f"word ids must be in 0..{self.vocab_size - 1}; encode with the model's vocabulary")
@@ -229,11 +217,7 @@ class FastTextSkipGram(nn.Module):
         return F.embedding_bag(rows, self.in_vectors, offsets, mode="mean", sparse=self.sparse_grad)
 
     def _check_batch(self, batch: Word2VecBatch) -> None:
-        if not isinstance(batch, Word2VecBatch):
-            raise TypeError(f"expected a Word2VecBatch (companion.word2vec.epoch_batches), got {type(batch).__name__}")
-        if batch.tokens.dim() != 2 or batch.targets.dim() != 2 or batch.mask.shape != (*batch.tokens.shape, batch.targets.shape[1]):
-            raise ValueError(f"a Word2VecBatch needs tokens [nb, L], targets [nb, g] and mask [nb, L, g]; got "
-                             f"{tuple(batch.tokens.shape)}, {tuple(batch.targets.shape)}, {tuple(batch.mask.shape)}")
+        self._check_batch_shape(batch)
         self._check_words(batch.tokens)
         self._check_words(batch.targets)
 
@@ -245,11 +229,6 @@ class FastTextSkipGram(nn.Module):
         X = self.hidden(batch.targets.reshape(-1)).view(nb, g, self.dim)
         A = batch.mask.transpose(1, 2).to(X.dtype)  # [nb, g, L]: centre i predicts token t
         return self.head.loss(X, A, batch.tokens).sum(), batch.mask.sum()
-
-    def loss(self, batch: Word2VecBatch) -> torch.Tensor:
-        """Mean loss per pair (for :func:`companion.train.fit`)."""
-        total, n = self.pair_loss(batch)
-        return total / n.clamp(min=1)
 
     @torch.no_grad()
     def sgd_step(self, batch: Word2VecBatch, lr: float, cap: float | None = None) -> tuple[float, int]:
@@ -320,7 +299,7 @@ class FastTextSkipGram(nn.Module):
 
 
 @dataclass
-class FastTextResult:
+class FastTextResult(CorpusResult):
     """A trained fastText model with its vocabulary and training record.
 
     Attributes:
@@ -329,25 +308,6 @@ class FastTextResult:
         history: ``companion.train.History`` (``items`` = corpus words).
         config: the :class:`FastTextConfig`.
     """
-
-    model: FastTextSkipGram
-    vocab: Word2VecVocab
-    history: History
-    config: FastTextConfig
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def index(self) -> dict[str, int]:
-        """word -> row, for ``companion.evaluate``."""
-        return self.vocab.stoi
-
-    @property
-    def seconds_per_epoch(self) -> float:
-        return self.history.seconds / max(1, len(self.history.epoch_loss))
-
-    @property
-    def words_per_second(self) -> float:
-        return self.history.items_per_second
 
     def vectors(self) -> torch.Tensor:
         """``[V, d]`` vocabulary vectors (mean of each word's subword rows)."""
@@ -403,7 +363,7 @@ class FastTextResult:
             "vocab": len(self.vocab),
             "buckets": self.config.bucket,
             "epochs": len(self.history.epoch_loss),
-            "final loss": self.history.epoch_loss[-1] if self.history.epoch_loss else float("nan"),
+            "final loss": self._final_loss(),
             "s/epoch": self.seconds_per_epoch,
             "words/s": self.words_per_second,
         }
@@ -430,24 +390,10 @@ def _train_sgd(model: FastTextSkipGram, corpus: EncodedCorpus, config: FastTextC
 
 
 def _train_autograd(model: FastTextSkipGram, corpus: EncodedCorpus, config: FastTextConfig) -> History:
-    model.sparse_grad = True
-    opt = torch.optim.SGD(model.parameters(), lr=config.lr)
-
-    def loss_fn(m: FastTextSkipGram, batch: Word2VecBatch) -> torch.Tensor:
-        total, n = m.pair_loss(batch)
-        n = max(1, int(n))
-        for g in opt.param_groups:  # mean loss x pairs: each pair gets fastText's step size
-            g["lr"] = _lr(config, batch.progress) * n
-        return total / n
-
-    tc = TrainConfig(epochs=config.epochs, lr=config.lr, optimizer="sgd", clip_grad_norm=None, seed=config.seed,
-                     device=config.device, progress=config.progress, restore_best=False)
-    try:
-        with intra_op_threads(config.threads):
-            return fit(model, lambda epoch: _batches(corpus, config, epoch), config=tc, loss_fn=loss_fn,
-                       optimizer=opt, count_fn=count_training_words)
-    finally:
-        model.sparse_grad = False
+    # each pair gets fastText's step size (see fit_sgd_schedule)
+    with intra_op_threads(config.threads):
+        return fit_sgd_schedule(model, lambda epoch: _batches(corpus, config, epoch),
+                                lambda progress: _lr(config, progress), start_lr=config.lr, config=config)
 
 
 def train_fasttext(
@@ -467,12 +413,8 @@ def train_fasttext(
         >>> res.vector("catz").shape          # an unseen word still has a vector
         torch.Size([8])
     """
-    config = FastTextConfig(**{**asdict(config or FastTextConfig()), **overrides})
-    config.validate()
-    if isinstance(sentences, EncodedCorpus):
-        corpus = sentences
-    else:
-        corpus = encode_corpus(sentences, min_count=config.min_count, max_size=config.max_vocab)
+    config = resolve_config(FastTextConfig, config, overrides)
+    corpus = as_corpus(sentences, config)
     device = get_device(config.device)
     seed_everything(config.seed)
     model = FastTextSkipGram(corpus.vocab.itos, corpus.vocab.counts, config.dim, bucket=config.bucket, minn=config.minn,

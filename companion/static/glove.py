@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 import torch
@@ -56,9 +56,10 @@ from torch import nn
 
 from ..device import get_device
 from ..train import History, TrainConfig, fit, seed_everything
+from ..word2vec._loop import check_threads, intra_op_threads, train_epochs
 from ..word2vec.corpus import EncodedCorpus, Word2VecVocab
 from ..word2vec.export import save_word2vec_format
-from ._loop import check_threads, intra_op_threads, train_epochs
+from ..word2vec.trainer import TrainedVectors, resolve_config
 from .cooccur import Cooccurrence, cooccurrence_matrix
 
 __all__ = ["weighting", "GloVeConfig", "GloVe", "GloVeResult", "train_glove", "glove_batches", "ADAGRAD", "ENGINES"]
@@ -300,7 +301,7 @@ def glove_batches(
 
 
 @dataclass
-class GloVeResult:
+class GloVeResult(TrainedVectors):
     """A trained GloVe with its vocabulary, co-occurrence matrix and training record.
 
     Attributes:
@@ -321,15 +322,6 @@ class GloVeResult:
     count_seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def index(self) -> dict[str, int]:
-        """word -> row, for ``companion.evaluate``."""
-        return self.vocab.stoi
-
-    @property
-    def seconds_per_epoch(self) -> float:
-        return self.history.seconds / max(1, len(self.history.epoch_loss))
-
     def vectors(self, which: str = "sum") -> torch.Tensor:
         """``[V, d]`` vectors; see :meth:`GloVe.vectors`."""
         return self.model.vectors(which)
@@ -345,7 +337,7 @@ class GloVeResult:
             "vocab": len(self.vocab),
             "nonzeros": self.cooc.nnz,
             "epochs": len(self.history.epoch_loss),
-            "final cost": self.history.epoch_loss[-1] if self.history.epoch_loss else float("nan"),
+            "final cost": self._final_loss(),
             "count s": self.count_seconds,
             "s/epoch": self.seconds_per_epoch,
         }
@@ -401,8 +393,7 @@ def train_glove(
         >>> res.vectors().shape
         torch.Size([5, 4])
     """
-    config = GloVeConfig(**{**asdict(config or GloVeConfig()), **overrides})
-    config.validate()
+    config = resolve_config(GloVeConfig, config, overrides)
     t0 = time.perf_counter()
     if isinstance(data, Cooccurrence):
         cooc = data

@@ -23,10 +23,52 @@ from ..neural_lm.tree import huffman_tree
 from .heads import OUTPUTS, FullSoftmax, HierarchicalSoftmax, NegativeSampling
 from .pairs import Word2VecBatch
 
-__all__ = ["Word2VecModel"]
+__all__ = ["Word2VecModel", "PairModel"]
 
 
-class Word2VecModel(nn.Module):
+class PairModel(nn.Module):
+    """What word2vec's models and fastText's share: an output layer ``self.head`` (the heads
+    of :mod:`.heads`) fed by hidden vectors built from input rows, trained on
+    :class:`~.pairs.Word2VecBatch` es. Subclasses set ``self.head`` and ``self.vocab_size`` and
+    define ``pair_loss(batch) -> (summed loss, number of examples)``."""
+
+    head: nn.Module
+    vocab_size: int
+
+    @property
+    def sparse_grad(self) -> bool:
+        """Whether autograd gives the embedding matrices sparse gradients (only touched rows)."""
+        return bool(getattr(self, "_sparse_grad", False))
+
+    @sparse_grad.setter
+    def sparse_grad(self, value: bool) -> None:
+        self._sparse_grad = bool(value)
+        self.head.sparse_grad = bool(value)
+
+    @property
+    def out_vectors(self) -> torch.Tensor:
+        """The output layer's matrix: ``[V, d]`` word vectors (full/neg) or ``[V-1, d]`` node vectors (hs)."""
+        return self.head.weight
+
+    def pair_loss(self, batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def loss(self, batch: Word2VecBatch) -> torch.Tensor:
+        """Mean loss per example (pair) of the batch (what :func:`companion.train.fit` minimises)."""
+        total, n = self.pair_loss(batch)
+        return total / n.clamp(min=1)
+
+    def _check_batch_shape(self, batch: Word2VecBatch) -> None:
+        if not isinstance(batch, Word2VecBatch):
+            raise TypeError(f"expected a Word2VecBatch (see companion.word2vec.epoch_batches), got {type(batch).__name__}")
+        if batch.tokens.dim() != 2 or batch.targets.dim() != 2 or batch.mask.shape != (*batch.tokens.shape, batch.targets.shape[1]):
+            raise ValueError(
+                f"a Word2VecBatch needs tokens [nb, L], targets [nb, g] and mask [nb, L, g]; got "
+                f"{tuple(batch.tokens.shape)}, {tuple(batch.targets.shape)}, {tuple(batch.mask.shape)}"
+            )
+
+
+class Word2VecModel(PairModel):
     """Input vectors plus an output layer; subclasses define the hidden vector.
 
     Args:
@@ -62,21 +104,6 @@ class Word2VecModel(nn.Module):
         else:
             self.head = NegativeSampling(V, dim, counts, negative=negative, power=power, seed=seed + 1)
 
-    @property
-    def sparse_grad(self) -> bool:
-        """Whether autograd gives the embedding matrices sparse gradients (only touched rows)."""
-        return bool(getattr(self, "_sparse_grad", False))
-
-    @sparse_grad.setter
-    def sparse_grad(self, value: bool) -> None:
-        self._sparse_grad = bool(value)
-        self.head.sparse_grad = bool(value)
-
-    @property
-    def out_vectors(self) -> torch.Tensor:
-        """The output layer's matrix: ``[V, d]`` word vectors (full/neg) or ``[V-1, d]`` node vectors (hs)."""
-        return self.head.weight
-
     # -- subclasses ------------------------------------------------------------------------
     def hidden(self, batch: Word2VecBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(X, A, n_examples)``: the hidden vectors ``[nb, Q, d]`` (differentiable), their
@@ -90,13 +117,7 @@ class Word2VecModel(nn.Module):
 
     # -- shared ------------------------------------------------------------------------------
     def _check_batch(self, batch: Word2VecBatch) -> None:
-        if not isinstance(batch, Word2VecBatch):
-            raise TypeError(f"expected a Word2VecBatch (see companion.word2vec.epoch_batches), got {type(batch).__name__}")
-        if batch.tokens.dim() != 2 or batch.targets.dim() != 2 or batch.mask.shape != (*batch.tokens.shape, batch.targets.shape[1]):
-            raise ValueError(
-                f"a Word2VecBatch needs tokens [nb, L], targets [nb, g] and mask [nb, L, g]; got "
-                f"{tuple(batch.tokens.shape)}, {tuple(batch.targets.shape)}, {tuple(batch.mask.shape)}"
-            )
+        self._check_batch_shape(batch)
         for name in ("tokens", "targets"):
             t = getattr(batch, name)
             if t.numel() and (int(t.min()) < 0 or int(t.max()) >= self.vocab_size):
@@ -107,11 +128,6 @@ class Word2VecModel(nn.Module):
         self._check_batch(batch)
         X, A, n = self.hidden(batch)
         return self.head.loss(X, A, batch.targets).sum(), n
-
-    def loss(self, batch: Word2VecBatch) -> torch.Tensor:
-        """Mean loss per example of the batch (what :func:`companion.train.fit` minimises)."""
-        total, n = self.pair_loss(batch)
-        return total / n.clamp(min=1)
 
     @torch.no_grad()
     def sgd_step(self, batch: Word2VecBatch, lr: float, cap: float | None = None) -> tuple[float, int]:

@@ -28,16 +28,15 @@ same update (for CBOW's context words, up to the C code's convention explained i
 from __future__ import annotations
 
 import math
-import threading
-import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import torch
+from torch import nn
 
 from ..device import get_device
-from ..train import History, TrainConfig, fit, seed_everything, to_device
+from ..train import History, TrainConfig, fit, seed_everything
+from ._loop import check_threads, intra_op_threads, train_epochs
 from .cbow import CBOW
 from .corpus import EncodedCorpus, Word2VecVocab, encode_corpus
 from .export import combine, save_word2vec_format
@@ -147,8 +146,7 @@ class Word2VecConfig:
             raise ValueError(f"min_lr_fraction must be in (0, 1], got {self.min_lr_fraction!r}")
         if self.update_cap is not None and not (isinstance(self.update_cap, (int, float)) and self.update_cap > 0):
             raise ValueError(f"update_cap must be a positive number or None, got {self.update_cap!r}")
-        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
-            raise ValueError(f"threads must be a positive int or None, got {self.threads!r}")
+        check_threads(self.workers, self.threads)
         if self.engine == "autograd" and self.workers != 1:
             raise ValueError("workers > 1 needs engine='sgd' (fit trains in one thread)")
         if not isinstance(self.seed, int) or self.seed < 0:
@@ -167,8 +165,45 @@ def make_model(counts: torch.Tensor, config: Word2VecConfig) -> Word2VecModel:
     return cls(counts, config.dim, output=config.output, negative=config.negative, seed=config.seed)
 
 
+class TrainedVectors:
+    """What the results of word2vec, GloVe and fastText share; the class that mixes it in has
+    ``vocab`` (a :class:`~.corpus.Word2VecVocab`) and ``history`` (a ``companion.train.History``)."""
+
+    @property
+    def index(self) -> dict[str, int]:
+        """word -> row, the index ``companion.evaluate`` takes."""
+        return self.vocab.stoi  # type: ignore[attr-defined]
+
+    @property
+    def seconds_per_epoch(self) -> float:
+        """Training time per epoch (wall clock)."""
+        return self.history.seconds / max(1, len(self.history.epoch_loss))  # type: ignore[attr-defined]
+
+    def _final_loss(self) -> float:
+        losses = self.history.epoch_loss  # type: ignore[attr-defined]
+        return losses[-1] if losses else float("nan")
+
+
 @dataclass
-class Word2VecResult:
+class CorpusResult(TrainedVectors):
+    """The record of a model trained on a corpus by word2vec's pipeline (word2vec, fastText):
+    the model, its vocabulary, the training :class:`companion.train.History` (``items`` = corpus
+    words) and the config."""
+
+    model: nn.Module
+    vocab: Word2VecVocab
+    history: History
+    config: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def words_per_second(self) -> float:
+        """Corpus words (before subsampling) per second of training, as gensim reports."""
+        return self.history.items_per_second
+
+
+@dataclass
+class Word2VecResult(CorpusResult):
     """A trained model with its vocabulary and training record.
 
     Attributes:
@@ -177,26 +212,6 @@ class Word2VecResult:
         history: :class:`companion.train.History` (``items`` = corpus words, ``seconds``).
         config: the :class:`Word2VecConfig` used.
     """
-
-    model: Word2VecModel
-    vocab: Word2VecVocab
-    history: History
-    config: Word2VecConfig
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def index(self) -> dict[str, int]:
-        """word -> row, the index ``companion.evaluate`` takes."""
-        return self.vocab.stoi
-
-    @property
-    def words_per_second(self) -> float:
-        """Corpus words (before subsampling) per second of training, as gensim reports."""
-        return self.history.items_per_second
-
-    @property
-    def seconds_per_epoch(self) -> float:
-        return self.history.seconds / max(1, len(self.history.epoch_loss))
 
     def vectors(self, which: str = "input") -> torch.Tensor:
         """``[V, d]`` word vectors; ``which`` as in :func:`~.export.combine`."""
@@ -213,7 +228,7 @@ class Word2VecResult:
             "output": self.config.output,
             "sample": self.config.sample,
             "epochs": len(self.history.epoch_loss),
-            "final loss": self.history.epoch_loss[-1] if self.history.epoch_loss else float("nan"),
+            "final loss": self._final_loss(),
             "s/epoch": self.seconds_per_epoch,
             "words/s": self.words_per_second,
         }
@@ -221,96 +236,57 @@ class Word2VecResult:
 
 def _train_sgd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig, device: torch.device) -> History:
     """The hand-written loop; ``config.workers`` threads share the batches (Hogwild, as the C code)."""
-    hist = History()
-    bar = None
-    if config.progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(corpus) * config.epochs, unit="word", unit_scale=True, leave=False)
-    lock = threading.Lock()
-    errors: list[BaseException] = []
+    def step(batch: Word2VecBatch) -> tuple[float, int, int]:
+        loss, n_ex = model.sgd_step(batch, learning_rate(config, batch.progress), config.update_cap)
+        return loss, n_ex, batch.words
 
-    def work(batches: Iterator[Word2VecBatch], totals: list[float]) -> None:
-        try:
-            while True:
-                with lock:
-                    batch = next(batches, None)
-                if batch is None or errors:
-                    return
-                batch = to_device(batch, device)
-                loss, n_ex = model.sgd_step(batch, learning_rate(config, batch.progress), config.update_cap)
-                if not math.isfinite(loss):
-                    raise ValueError(f"loss became {loss} at step {hist.steps}; lower the learning rate or the batch_size")
-                with lock:
-                    hist.step_loss.append(loss)
-                    hist.steps += 1
-                    hist.items += batch.words
-                    totals[0] += loss * n_ex
-                    totals[1] += n_ex
-                    if bar is not None:
-                        bar.update(batch.words)
-        except BaseException as err:  # re-raised in the main thread
-            errors.append(err)
-
-    start = time.perf_counter()
-    for epoch in range(config.epochs):
-        batches = iter(_batches(corpus, config, epoch))
-        totals = [0.0, 0]
-        if config.workers == 1:
-            work(batches, totals)
-        else:
-            threads = [threading.Thread(target=work, args=(batches, totals), daemon=True) for _ in range(config.workers)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        if errors:
-            raise errors[0]
-        if totals[1] == 0:
-            raise ValueError(f"epoch {epoch} produced no training examples; is the corpus too small for the window?")
-        hist.epoch_loss.append(totals[0] / totals[1])  # mean loss per example over the epoch
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    hist.seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
-    return hist
+    # threads=None: train_word2vec pins torch's threads around both engines
+    return train_epochs(lambda epoch: _batches(corpus, config, epoch), step, epochs=config.epochs, device=device,
+                        workers=config.workers, threads=None,
+                        progress_total=len(corpus) * config.epochs if config.progress else None, unit="word")
 
 
-@contextmanager
-def _intra_op_threads(n: int | None) -> Iterator[None]:
-    """Temporarily set torch's intra-op thread count (``None``: leave it)."""
-    old = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
-def _train_autograd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig) -> History:
+def fit_sgd_schedule(
+    model: nn.Module,
+    batches: Callable[[int], Iterable[Word2VecBatch]],
+    lr_at: Callable[[float], float],
+    *,
+    start_lr: float,
+    config: Any,
+) -> History:
+    """Train a model with ``pair_loss`` and ``sparse_grad`` (word2vec's, fastText's) through the
+    book's loop :func:`companion.train.fit`: ``torch.optim.SGD`` on the mean loss of each batch,
+    its learning rate set before every step to ``lr_at(batch.progress)`` times the batch's
+    examples. ``batches(epoch)`` yields an epoch's batches; ``config`` gives ``epochs``,
+    ``seed``, ``device`` and ``progress``."""
+    if not (callable(batches) and callable(lr_at)):
+        raise TypeError("batches (epoch -> batches) and lr_at (progress -> learning rate) must be callables")
     model.sparse_grad = True
-    opt = torch.optim.SGD(model.parameters(), lr=config.start_lr)
+    opt = torch.optim.SGD(model.parameters(), lr=start_lr)
 
-    def loss_fn(m: Word2VecModel, batch: Word2VecBatch) -> torch.Tensor:
+    def loss_fn(m: nn.Module, batch: Word2VecBatch) -> torch.Tensor:
         total, n = m.pair_loss(batch)
         n = max(1, int(n))
         # the optimizer steps on the mean loss, so lr x n = a step on the summed loss: every
         # example gets the C code's step
         for g in opt.param_groups:
-            g["lr"] = learning_rate(config, batch.progress) * n
+            g["lr"] = lr_at(batch.progress) * n
         return total / n
 
     tc = TrainConfig(
-        epochs=config.epochs, lr=config.start_lr, optimizer="sgd", clip_grad_norm=None,
+        epochs=config.epochs, lr=start_lr, optimizer="sgd", clip_grad_norm=None,
         seed=config.seed, device=config.device, progress=config.progress, restore_best=False,
     )
     try:
-        return fit(model, lambda epoch: _batches(corpus, config, epoch), config=tc, loss_fn=loss_fn,
-                   optimizer=opt, count_fn=count_training_words)
+        return fit(model, batches, config=tc, loss_fn=loss_fn, optimizer=opt, count_fn=count_training_words)
     finally:
         model.sparse_grad = False
+
+
+def _train_autograd(model: Word2VecModel, corpus: EncodedCorpus, config: Word2VecConfig) -> History:
+    return fit_sgd_schedule(model, lambda epoch: _batches(corpus, config, epoch),
+                            lambda progress: learning_rate(config, progress), start_lr=config.start_lr, config=config)
 
 
 def _batches(corpus: EncodedCorpus, config: Word2VecConfig, epoch: int):
@@ -318,6 +294,22 @@ def _batches(corpus: EncodedCorpus, config: Word2VecConfig, epoch: int):
         corpus, window=config.window, sample=config.sample, batch_size=config.batch_size, block=config.block,
         epoch=epoch, epochs=config.epochs, seed=config.seed, rule=config.subsample_rule,
     )
+
+
+def resolve_config(cls: type, config: Any, overrides: dict[str, Any]) -> Any:
+    """A new, validated ``cls`` config: the fields of ``config`` (``None``: the defaults) with
+    ``overrides`` replacing some (``train_word2vec(sents, config, epochs=1)``)."""
+    config = cls(**{**asdict(config or cls()), **overrides})
+    config.validate()
+    return config
+
+
+def as_corpus(sentences: Sequence[Sequence[str]] | EncodedCorpus, config: Any) -> EncodedCorpus:
+    """``sentences`` encoded with the vocabulary ``config.min_count`` and ``config.max_vocab``
+    ask for; an :class:`~.corpus.EncodedCorpus` is used as it is (one encoding, many runs)."""
+    if isinstance(sentences, EncodedCorpus):
+        return sentences
+    return encode_corpus(sentences, min_count=config.min_count, max_size=config.max_vocab)
 
 
 def train_word2vec(
@@ -339,18 +331,14 @@ def train_word2vec(
         >>> res.vectors().shape
         torch.Size([3, 8])
     """
-    config = Word2VecConfig(**{**asdict(config or Word2VecConfig()), **overrides})
-    config.validate()
-    if isinstance(sentences, EncodedCorpus):
-        corpus = sentences
-    else:
-        corpus = encode_corpus(sentences, min_count=config.min_count, max_size=config.max_vocab)
+    config = resolve_config(Word2VecConfig, config, overrides)
+    corpus = as_corpus(sentences, config)
     device = get_device(config.device)
     seed_everything(config.seed)
     model = make_model(corpus.vocab.counts, config).to(device)
     if device.type != "cpu" and config.workers != 1:
         config.workers = 1  # one stream of batches feeds an accelerator
-    with _intra_op_threads(config.threads if device.type == "cpu" else None):
+    with intra_op_threads(config.threads if device.type == "cpu" else None):
         if config.engine == "sgd":
             hist = _train_sgd(model, corpus, config, device)
         else:

@@ -1,6 +1,6 @@
-"""The hand-written training loop shared by GloVe and fastText: epochs of batches, optional
-Hogwild worker threads (as the C codes' threads: shared parameters, no locks), and torch's
-intra-op thread count pinned during training.
+"""The hand-written training loop shared by word2vec's ``sgd`` engine, GloVe and fastText:
+epochs of batches, optional Hogwild worker threads (as the C codes' threads: shared
+parameters, no locks), and torch's intra-op thread count pinned during training.
 
 Why pin the intra-op threads (default 1): the steps are many small gathers and scatters. A
 second OpenMP thread cannot speed them up, and on a busy machine every parallel region waits
