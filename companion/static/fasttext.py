@@ -50,7 +50,9 @@ from torch import nn
 
 from ..device import get_device
 from ..train import History, seed_everything
-from ..word2vec._loop import check_threads, intra_op_threads, train_epochs
+from ..word2vec._loop import (
+    check_max_vocab, check_positive_ints, check_run_fields, check_update_cap, intra_op_threads, train_epochs,
+)
 from ..word2vec.corpus import EncodedCorpus
 from ..word2vec.export import save_word2vec_format
 from ..word2vec.heads import NegativeSampling
@@ -127,10 +129,7 @@ class FastTextConfig:
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field and what it accepts."""
-        for name in ("dim", "window", "negative", "bucket", "epochs", "min_count", "batch_size", "block"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("dim", "window", "negative", "bucket", "epochs", "min_count", "batch_size", "block"))
         for name in ("minn", "maxn"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -139,8 +138,7 @@ class FastTextConfig:
             raise ValueError(f"minn ({self.minn}) must be <= maxn ({self.maxn}); fastText uses 3 and 6")
         if self.maxn and self.minn < 1:
             raise ValueError("minn must be >= 1 when maxn > 0")
-        if self.max_vocab is not None and (not isinstance(self.max_vocab, int) or self.max_vocab < 2):
-            raise ValueError(f"max_vocab must be an int >= 2 or None, got {self.max_vocab!r}")
+        check_max_vocab(self.max_vocab)
         if not (isinstance(self.lr, (int, float)) and 0 < self.lr < 10 and math.isfinite(self.lr)):
             raise ValueError(f"lr must be a positive number (fastText: 0.05), got {self.lr!r}")
         if not isinstance(self.sample, (int, float)) or not 0 <= self.sample < 1:
@@ -149,13 +147,8 @@ class FastTextConfig:
             raise ValueError(f"noise_power must be a finite number (fastText 0.5, word2vec 0.75), got {self.noise_power!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
-        check_threads(self.workers, self.threads)
-        if self.engine == "autograd" and self.workers != 1:
-            raise ValueError("workers > 1 needs engine='sgd' (fit trains in one thread)")
-        if self.update_cap is not None and not (isinstance(self.update_cap, (int, float)) and self.update_cap > 0):
-            raise ValueError(f"update_cap must be a positive number or None, got {self.update_cap!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        check_update_cap(self.update_cap)
+        check_run_fields(self, "sgd")
 
 
 class FastTextSkipGram(PairModel):
@@ -241,8 +234,7 @@ class FastTextSkipGram(PairModel):
         """
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
-        if cap is not None and not (isinstance(cap, (int, float)) and cap > 0):
-            raise ValueError(f"cap must be a positive number or None, got {cap!r}")
+        check_update_cap(cap, "cap")
         self._check_batch(batch)
         nb, g = batch.targets.shape
         uw, inv = torch.unique(batch.targets.reshape(-1), return_inverse=True)

@@ -56,7 +56,7 @@ from torch import nn
 
 from ..device import get_device
 from ..train import History, TrainConfig, fit, seed_everything
-from ..word2vec._loop import check_threads, intra_op_threads, train_epochs
+from ..word2vec._loop import check_max_vocab, check_positive_ints, check_run_fields, intra_op_threads, train_epochs
 from ..word2vec.corpus import EncodedCorpus, Word2VecVocab
 from ..word2vec.export import save_word2vec_format
 from ..word2vec.trainer import TrainedVectors, resolve_config
@@ -134,12 +134,8 @@ class GloVeConfig:
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field and what it accepts."""
-        for name in ("dim", "window", "epochs", "batch_size", "min_count"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
-        if self.max_vocab is not None and (not isinstance(self.max_vocab, int) or self.max_vocab < 2):
-            raise ValueError(f"max_vocab must be an int >= 2 or None, got {self.max_vocab!r}")
+        check_positive_ints(self, ("dim", "window", "epochs", "batch_size", "min_count"))
+        check_max_vocab(self.max_vocab)
         if not (isinstance(self.x_max, (int, float)) and self.x_max > 0 and math.isfinite(self.x_max)):
             raise ValueError(f"x_max must be a positive number (100 in the paper, 10 in the text8 demo), got {self.x_max!r}")
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha <= 10):
@@ -150,11 +146,7 @@ class GloVeConfig:
             raise ValueError(f"adagrad must be one of {ADAGRAD} (the C code's rule or the textbook's), got {self.adagrad!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
-        check_threads(self.workers, self.threads)
-        if self.engine == "autograd" and self.workers != 1:
-            raise ValueError("workers > 1 needs engine='adagrad' (fit trains in one thread)")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        check_run_fields(self, "adagrad")
 
 
 class GloVe(nn.Module):

@@ -1,6 +1,7 @@
 """The hand-written training loop shared by word2vec's ``sgd`` engine, GloVe and fastText:
 epochs of batches, optional Hogwild worker threads (as the C codes' threads: shared
-parameters, no locks), and torch's intra-op thread count pinned during training.
+parameters, no locks), and torch's intra-op thread count pinned during training; and the
+checks of the config fields the three share.
 
 Why pin the intra-op threads (default 1): the steps are many small gathers and scatters. A
 second OpenMP thread cannot speed them up, and on a busy machine every parallel region waits
@@ -14,13 +15,16 @@ import math
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
 from ..train import History, to_device
 
-__all__ = ["intra_op_threads", "train_epochs", "check_threads"]
+__all__ = [
+    "intra_op_threads", "train_epochs", "check_threads", "check_positive_ints", "check_max_vocab",
+    "check_update_cap", "check_run_fields",
+]
 
 StepFn = Callable[[Any], tuple[float, int, int]]  # batch -> (mean loss, examples, items)
 
@@ -31,6 +35,36 @@ def check_threads(workers: int, threads: int | None) -> None:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
         raise ValueError(f"threads must be a positive int or None (leave torch's setting), got {threads!r}")
+
+
+def check_positive_ints(config: Any, names: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the first of the fields ``names`` that is not a positive int."""
+    for name in names:
+        v = getattr(config, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+
+
+def check_max_vocab(max_vocab: int | None) -> None:
+    """Validate a ``max_vocab`` config field (``None``: no limit)."""
+    if max_vocab is not None and (not isinstance(max_vocab, int) or max_vocab < 2):
+        raise ValueError(f"max_vocab must be an int >= 2 or None, got {max_vocab!r}")
+
+
+def check_update_cap(cap: float | None, name: str = "update_cap") -> None:
+    """Validate a per-row update cap (:func:`~.heads.row_scale`; ``None``: no cap)."""
+    if cap is not None and not (isinstance(cap, (int, float)) and cap > 0):
+        raise ValueError(f"{name} must be a positive number or None, got {cap!r}")
+
+
+def check_run_fields(config: Any, hand_engine: str) -> None:
+    """Validate ``workers``, ``threads`` and ``seed``; ``engine="autograd"`` (one
+    :func:`companion.train.fit` loop) takes one worker, the hand-written ``hand_engine`` any."""
+    check_threads(config.workers, config.threads)
+    if config.engine == "autograd" and config.workers != 1:
+        raise ValueError(f"workers > 1 needs engine={hand_engine!r} (fit trains in one thread)")
+    if not isinstance(config.seed, int) or config.seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {config.seed!r}")
 
 
 @contextmanager

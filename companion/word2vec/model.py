@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from ..neural_lm.tree import huffman_tree
+from ._loop import check_update_cap
 from .heads import OUTPUTS, FullSoftmax, HierarchicalSoftmax, NegativeSampling
 from .pairs import Word2VecBatch
 
@@ -144,8 +145,7 @@ class Word2VecModel(PairModel):
         if not (isinstance(lr, (int, float)) and lr > 0):
             raise ValueError(f"lr must be a positive number, got {lr!r}")
         X, A, n = self.hidden(batch)
-        if cap is not None and not (isinstance(cap, (int, float)) and cap > 0):
-            raise ValueError(f"cap must be a positive number or None, got {cap!r}")
+        check_update_cap(cap, "cap")
         E, loss = self.head.sgd_update(X, A, batch.targets, lr, cap=cap)
         self._push_input_error(batch, E, cap)
         n = int(n)

@@ -36,7 +36,9 @@ from torch import nn
 
 from ..device import get_device
 from ..train import History, TrainConfig, fit, seed_everything
-from ._loop import check_threads, intra_op_threads, train_epochs
+from ._loop import (
+    check_max_vocab, check_positive_ints, check_run_fields, check_update_cap, intra_op_threads, train_epochs,
+)
 from .cbow import CBOW
 from .corpus import EncodedCorpus, Word2VecVocab, encode_corpus
 from .export import combine, save_word2vec_format
@@ -132,25 +134,16 @@ class Word2VecConfig:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
         if self.subsample_rule not in RULES:
             raise ValueError(f"subsample_rule must be one of {RULES}, got {self.subsample_rule!r}")
-        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block", "workers"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
-        if self.max_vocab is not None and (not isinstance(self.max_vocab, int) or self.max_vocab < 2):
-            raise ValueError(f"max_vocab must be an int >= 2 or None, got {self.max_vocab!r}")
+        check_positive_ints(self, ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block", "workers"))
+        check_max_vocab(self.max_vocab)
         if not isinstance(self.sample, (int, float)) or not 0 <= self.sample < 1:
             raise ValueError(f"sample must be in [0, 1) (1e-3 or 1e-5 are usual; 0 = off), got {self.sample!r}")
         if self.lr is not None and not (isinstance(self.lr, (int, float)) and 0 < self.lr < 10 and math.isfinite(self.lr)):
             raise ValueError(f"lr must be a positive number (0.025 skip-gram, 0.05 CBOW) or None, got {self.lr!r}")
         if not 0 < self.min_lr_fraction <= 1:
             raise ValueError(f"min_lr_fraction must be in (0, 1], got {self.min_lr_fraction!r}")
-        if self.update_cap is not None and not (isinstance(self.update_cap, (int, float)) and self.update_cap > 0):
-            raise ValueError(f"update_cap must be a positive number or None, got {self.update_cap!r}")
-        check_threads(self.workers, self.threads)
-        if self.engine == "autograd" and self.workers != 1:
-            raise ValueError("workers > 1 needs engine='sgd' (fit trains in one thread)")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        check_update_cap(self.update_cap)
+        check_run_fields(self, "sgd")
 
 
 def learning_rate(config: Word2VecConfig, progress: float) -> float:
