@@ -36,6 +36,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch on one intra-op thread for a whole test module, then the old setting back. Use it
+    with ``pytestmark = pytest.mark.usefixtures("one_thread")``. The word2vec, GloVe and fastText
+    tests run many tiny tensor operations: a second thread does not help them, and on a busy
+    shared CPU an OpenMP thread that waits for a descheduled sibling made them 40-50x slower
+    (measured)."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     """Close every figure a test opened, so memory stays flat and pyplot never warns."""

@@ -6,19 +6,10 @@ import random
 
 import numpy as np
 import pytest
-import torch
 
 from companion.static.cooccur import Cooccurrence, cooccurrence_matrix, cooccurrence_reference, probability_ratios
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small tensors: a second thread does not help, and on a busy 2-core machine every parallel
-    region waits for a time slice (measured 40x slower); run these tests single-threaded."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py: tiny ops, one torch thread
 
 
 def _random_corpus(seed: int = 0, n: int = 60, vocab: int = 9) -> list[list[str]]:

@@ -12,15 +12,7 @@ from companion.static.fasttext import FastTextConfig, FastTextSkipGram, train_fa
 from companion.static.subwords import char_ngrams, fnv1a_32
 from companion.word2vec import encode_corpus, epoch_batches
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small tensors: a second thread does not help, and on a busy 2-core machine every parallel
-    region waits for a time slice (measured 40x slower); run these tests single-threaded."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py: tiny ops, one torch thread
 
 STEMS_A = ["zarb", "quil", "morv", "tesk"]
 STEMS_B = ["plon", "gweb", "fuds", "kaxi"]

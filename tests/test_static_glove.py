@@ -16,15 +16,7 @@ from companion.static.cooccur import Cooccurrence, cooccurrence_matrix
 from companion.static.glove import GloVe, GloVeConfig, glove_batches, train_glove, weighting
 from companion.word2vec import Word2VecVocab
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small tensors: a second thread does not help, and on a busy 2-core machine every parallel
-    region waits for a time slice (measured 40x slower); run these tests single-threaded."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py: tiny ops, one torch thread
 
 
 def _tiny(V: int = 4, d: int = 3, seed: int = 0, x_max: float = 5.0) -> tuple[GloVe, np.ndarray]:

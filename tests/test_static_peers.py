@@ -7,23 +7,14 @@ import random
 
 import numpy as np
 import pytest
-import torch
 
 from companion.static import char_ngrams, fnv1a_32, ngram_buckets, train_fasttext
 
-pytestmark = pytest.mark.peers
+pytestmark = [pytest.mark.peers, pytest.mark.usefixtures("one_thread")]
 
 WORDS = ["where", "the", "a", "naïve", "café", "東京", "straße", "😀ok", "embeddings", "x"]
 TOPICS = {"a": ["zarb", "quil", "morv", "tesk"], "b": ["plon", "gweb", "fuds", "kaxi"]}
 SUFFIXES = ["", "ing", "ed", "er", "s"]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _corpus(n: int = 600, seed: int = 0) -> list[list[str]]:

@@ -7,15 +7,7 @@ import torch
 
 from companion.word2vec import NoiseSampler, noise_distribution, unigram_table
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny batches gain nothing from threads, and on a busy shared CPU an OpenMP thread that
-    waits for a descheduled sibling can make them 50x slower; restore the setting afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py: tiny ops, one torch thread
 
 
 def test_noise_distribution_is_counts_to_the_three_quarters():

@@ -18,15 +18,7 @@ from companion.word2vec import (
     subsample,
 )
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny batches gain nothing from threads, and on a busy shared CPU an OpenMP thread that
-    waits for a descheduled sibling can make them 50x slower; restore the setting afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest.py: tiny ops, one torch thread
 
 
 def _zipf_sentences(n_sent=200, length=12, vocab=30, seed=0):
