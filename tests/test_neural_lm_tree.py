@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
@@ -12,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.neural_lm.tree import BinaryTree, balanced_tree, clustered_tree, huffman_tree
+# Huffman's optimum by the textbook heap algorithm (sum of merged weights / total), independent of huffman_tree
+from solutions.ch02 import huffman_average_length as optimal_average_length
 
 
 def codes_of(tree: BinaryTree) -> list[str]:
@@ -37,18 +38,6 @@ def assert_valid_tree(tree: BinaryTree) -> None:
     assert set(tree.paths[tree.mask].tolist()) == set(range(V - 1))
     assert tree.paths.dtype == torch.long and tree.codes.dtype == torch.float32
     assert tree.mask.dtype == torch.bool
-
-
-def optimal_average_length(counts: list[int]) -> float:
-    """Huffman's optimum by the textbook heap algorithm: sum of merged weights / total."""
-    heap = [float(c) for c in counts]
-    heapq.heapify(heap)
-    cost = 0.0
-    while len(heap) > 1:
-        a, b = heapq.heappop(heap), heapq.heappop(heap)
-        cost += a + b
-        heapq.heappush(heap, a + b)
-    return cost / sum(counts)
 
 
 @settings(max_examples=60, deadline=None)

@@ -3,11 +3,11 @@ hierarchical-softmax probability, the negative-sampling gradient)."""
 
 from __future__ import annotations
 
-import heapq
 import math
 
 import numpy as np
 
+from ..neural_lm.tree import huffman_tree
 from .core import Case, Exercise, register
 
 # --------------------------------------------------------------------------- skip-gram pairs
@@ -108,15 +108,8 @@ def huffman_codes(counts: list[int]) -> list[str]:
 
 
 def _optimal_length(counts):
-    """Total weighted code length of an optimal prefix code (sum of Huffman merge weights)."""
-    heap = [float(c) for c in counts]
-    heapq.heapify(heap)
-    total = 0.0
-    while len(heap) > 1:
-        a, b = heapq.heappop(heap), heapq.heappop(heap)
-        total += a + b
-        heapq.heappush(heap, a + b)
-    return total
+    """Total weighted code length of an optimal prefix code: the book's Huffman tree's (chapter 2)."""
+    return sum(c * n for c, n in zip(counts, huffman_tree(counts).lengths.tolist()))
 
 
 def _huffman_checker(counts):
