@@ -43,14 +43,10 @@ def one_thread():
     tests run many tiny tensor operations: a second thread does not help them, and on a busy
     shared CPU an OpenMP thread that waits for a descheduled sibling made them 40-50x slower
     (measured)."""
-    import torch
+    from companion.word2vec._loop import intra_op_threads  # here: conftest stays light to import
 
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with intra_op_threads(1):
         yield
-    finally:
-        torch.set_num_threads(n)
 
 
 @pytest.fixture(autouse=True)
