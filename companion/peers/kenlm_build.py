@@ -192,6 +192,14 @@ class LmplzRun:
         return discounts_from_log(self.log)
 
 
+def _text_file(sentences: Sequence[Sequence[str]] | str | os.PathLike, scratch: Path) -> Path:
+    """The one-sentence-per-line file of ``sentences``: a path is used as it is, token lists are
+    written to ``scratch`` (:func:`write_sentences`)."""
+    if isinstance(sentences, (str, os.PathLike)):
+        return Path(sentences)
+    return write_sentences(sentences, scratch)
+
+
 def lmplz(sentences: Sequence[Sequence[str]] | str | os.PathLike, order: int, arpa: str | os.PathLike, *,
           memory: str = "1G", discount_fallback: bool = False, extra: Sequence[str] = ()) -> LmplzRun:
     """Run ``lmplz -o order`` (modified Kneser-Ney) on sentences or a text file.
@@ -205,10 +213,7 @@ def lmplz(sentences: Sequence[Sequence[str]] | str | os.PathLike, order: int, ar
     """
     bindir = ensure()
     with tempfile.TemporaryDirectory(prefix="lmplz-") as tmp:
-        if isinstance(sentences, (str, os.PathLike)):
-            text = Path(sentences)
-        else:
-            text = write_sentences(sentences, Path(tmp) / "train.txt")
+        text = _text_file(sentences, Path(tmp) / "train.txt")
         cmd = [str(bindir / "lmplz"), "-o", str(int(order)), "-S", memory, "-T", tmp, "--text", str(text),
                "--arpa", str(arpa), *(["--discount_fallback"] if discount_fallback else []), *extra]
         t0 = time.perf_counter()
@@ -243,10 +248,7 @@ def query(model: str | os.PathLike, sentences: Sequence[Sequence[str]] | str | o
     """Score sentences with KenLM's ``query`` (its default output: every word, then the totals) and parse it."""
     bindir = ensure()
     with tempfile.TemporaryDirectory(prefix="kenlm-query-") as tmp:
-        if isinstance(sentences, (str, os.PathLike)):
-            text = Path(sentences)
-        else:
-            text = write_sentences(sentences, Path(tmp) / "test.txt")
+        text = _text_file(sentences, Path(tmp) / "test.txt")
         with open(text, "rb") as fh:
             t0 = time.perf_counter()
             res = subprocess.run([str(bindir / "query"), str(model)], stdin=fh,
