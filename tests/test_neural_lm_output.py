@@ -55,6 +55,8 @@ def test_full_softmax_fused_and_explicit_losses_agree_with_gradients():
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(g1, g2))
     assert torch.allclose(layer.log_probs_all(h).exp().sum(1), torch.ones(9), atol=1e-5)
     assert torch.allclose(layer.log_prob(h, t), layer.log_probs_all(h).gather(1, t[:, None]).squeeze(1), atol=1e-6)
+    layer.fused = True  # the fused per-token path (used for evaluation) equals the explicit one
+    assert torch.allclose(layer.log_prob(h, t), layer.log_probs_all(h).gather(1, t[:, None]).squeeze(1), atol=1e-6)
 
 
 TREES = {

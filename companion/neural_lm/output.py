@@ -99,6 +99,8 @@ class FullSoftmax(nn.Module):
     def log_prob(self, h: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """``log P(target | h)``: ``[N]``."""
         check_targets(targets, self.vocab_size, h.shape[0])
+        if self.fused:  # one kernel, about twice as fast on CPU; equal to ours (tests/test_neural_lm_output.py)
+            return -F.cross_entropy(self.logits(h), targets, reduction="none")
         return -nll_from_logits(self.logits(h), targets)
 
     def loss(self, h: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
