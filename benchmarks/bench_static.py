@@ -1,4 +1,5 @@
-"""Chapter 4 benchmark: our fastText and GloVe against the peers, one run, on the chapter corpus.
+"""Chapter 4 benchmark: our fastText and GloVe against the peers on the chapter corpus (one run;
+three of each fastText for the quality check).
 
 Same tokens for everyone (Brown + State of the Union + Moby Dick through the book's tokenizer,
 :func:`companion.static.chapter_corpus`), min_count 5, d = 100, all on one CPU thread (fastText
@@ -20,6 +21,34 @@ and analogy questions with such a word), and -- for the three fastText models --
 vectors for out-of-vocabulary words (coverage 100 %). For our three models also the WEAT effect
 sizes of four of Caliskan et al.'s tests (:mod:`companion.evaluate.bias`).
 
+**The quality bound** (the issue: within 0.03 Spearman of the C++ code on WordSim-353) is checked
+on the *mean over* ``quality_runs`` runs (default 3), not on one run, because one run of either
+implementation moves by about 0.05. Measured at this benchmark's size (3.0M tokens, 5 epochs,
+2M buckets, one thread), WordSim-353:
+
+* ours, seeds 1/2/3 on the corpus as is: 0.424 / 0.472 / 0.466 (mean 0.454, sd 0.026);
+* the C++ code (fasttext-wheel 0.9.2): its ``seed`` argument is ignored (identical vectors for
+  seeds 0 and 1) and one thread is deterministic, so its only run-to-run variation is the order of
+  the sentences: as is / shuffled (rng 1) / shuffled (rng 2): 0.457 / 0.506 / 0.461 (mean 0.475,
+  sd 0.027);
+* ours (seed 1) on the same three orders: 0.424 / 0.510 / 0.485; paired differences ours - C++
+  -0.033 / +0.004 / +0.024, mean -0.002. (The shuffled orders scored higher for both: the order
+  of the text matters as much as the seed. Ours' seed mean on the order as is against the C++
+  mean over the three orders mixes the two: -0.021.)
+
+So a single run printing a difference of 0.03-0.05 is within the spread of both models (the run
+that printed False at 0.05 before was ours' seed 1, the lowest of its three), and on the mean
+the two agree within 0.03. (These runs were one seed or one order at a time; the benchmark's own
+combination below was not re-run in full when the bound was set.) Run ``r`` of the check therefore trains every fastText on
+sentence order ``r`` (0: as is; ``r`` > 0: shuffled with ``numpy.random.default_rng(r)``), ours and
+gensim with seed ``seed + r``; ``fasttext_quality_ok`` is ``|mean(ours) - mean(C++)| <= 0.03``
+(the issue's bound, not widened) and ``fasttext_quality_ok_vs_gensim`` the same against gensim
+(gensim's spread was not measured when the bound was set; the benchmark prints it).
+The spread of each model is printed with it (``*_ws353_sd``, ``*_ws353_runs``). Every other
+score is that of run 0. The three runs make this the longest benchmark: about 3 x (2 + 5 + 2)
+minutes for the fastText models on a busy 2-core machine (the C++ code at one thread took
+230-430 s per run here), plus the skip-gram and GloVe baselines.
+
 Run alone with ``python -m benchmarks.bench_static`` (or through ``python -m benchmarks static``).
 """
 
@@ -34,6 +63,31 @@ from typing import Any, Callable
 import numpy as np
 
 FT = dict(dim=100, window=5, negative=5, minn=3, maxn=6, lr=0.05, sample=1e-4, min_count=5)
+QUALITY_BOUND = 0.03  # the issue's: |mean WS353 rho of ours - that of the peer| over the runs
+
+
+def _ordered(sents: list, run: int) -> list:
+    """The sentences of run ``run``: as they are for run 0, else shuffled with rng ``run`` (the C++
+    code ignores its seed, so a different order is how its runs differ)."""
+    if run == 0:
+        return sents
+    return [sents[k] for k in np.random.default_rng(run).permutation(len(sents))]
+
+
+def _cpp_fasttext(path: str, epochs: int, bucket: int):
+    import fasttext
+
+    return fasttext.train_unsupervised(
+        path, model="skipgram", dim=FT["dim"], ws=FT["window"], epoch=epochs, minCount=FT["min_count"],
+        neg=FT["negative"], minn=FT["minn"], maxn=FT["maxn"], bucket=bucket, lr=FT["lr"], t=FT["sample"],
+        thread=1, verbose=0)  # no seed: 0.9.2's wrapper refuses one and its C++ ignores args.seed
+    # (set through the bindings, seeds 0 and 1 gave identical vectors); one thread is deterministic
+
+
+def _spread(out: dict, prefix: str, values: list[float]) -> None:
+    out[f"{prefix}_ws353_runs"] = [round(v, 4) for v in values]
+    out[f"{prefix}_ws353_mean"] = float(np.mean(values))
+    out[f"{prefix}_ws353_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
 
 
 def _evalsets(counts, rare_max_count: int) -> dict[str, Any]:
@@ -92,14 +146,18 @@ def _with_oov(vectors: np.ndarray, index: dict[str, int], words, vec_fn: Callabl
 
 
 def run(*, epochs: int = 5, glove_epochs: int = 5, bucket: int = 2_000_000, max_tokens: int | None = None,
-        rare_max_count: int = 20, seed: int = 1, peers: bool = True) -> dict:
-    """Train every model once; return a flat dict of seconds per epoch, scores and ratios
-    (``*_time_ratio`` = our seconds / the peer's; ``*_diff`` = ours - the peer's)."""
+        rare_max_count: int = 20, seed: int = 1, peers: bool = True, quality_runs: int = 3) -> dict:
+    """Train every model; return a flat dict of seconds per epoch, scores and ratios
+    (``*_time_ratio`` = our seconds / the peer's, median over the runs; ``*_diff`` = ours - the
+    peer's). The three fastText models train ``quality_runs`` times (see the module docstring),
+    everything else once."""
     import torch
 
     from companion.static import chapter_corpus, corpus_counts, glove_preset, train_fasttext, train_glove
     from companion.word2vec import encode_corpus, train_word2vec
 
+    if quality_runs < 1:
+        raise ValueError(f"quality_runs must be >= 1, got {quality_runs}")
     t0 = time.perf_counter()
     sents = chapter_corpus(max_tokens=max_tokens)
     counts = corpus_counts(sents)
@@ -107,56 +165,80 @@ def run(*, epochs: int = 5, glove_epochs: int = 5, bucket: int = 2_000_000, max_
     ev = _evalsets(counts, rare_max_count)
     out: dict[str, Any] = {
         "corpus_tokens": sum(len(s) for s in sents), "vocab_size": len(corpus.vocab), "epochs": epochs,
-        "glove_epochs": glove_epochs, "bucket": bucket, "rare_max_count": rare_max_count,
+        "glove_epochs": glove_epochs, "bucket": bucket, "rare_max_count": rare_max_count, "quality_runs": quality_runs,
         "rare_pairs": len(ev["rare_pairs"]), "rare_questions": len(ev["rare_q"]), "torch_threads_outside": torch.get_num_threads(),
     }
+    ws: dict[str, list[float]] = {"ours": [], "cpp": [], "gensim": []}
+    secs: dict[str, list[float]] = {"ours": [], "cpp": [], "gensim": []}
 
-    # --- fastText: ours
-    ours = train_fasttext(corpus, epochs=epochs, bucket=bucket, seed=seed, device="cpu", **{k: v for k, v in FT.items() if k != "min_count"})
-    out["ours_fasttext_s_per_epoch"] = ours.seconds_per_epoch
-    vec, idx = ours.vectors().numpy(), dict(ours.index)
-    out.update(_score("ours_fasttext", vec, idx, ev))
-    out.update(_weat("ours_fasttext", vec, idx))
-    v2, i2 = _with_oov(vec, idx, ev["words"], lambda w: ours.vector(w).numpy())
-    out.update(_score("ours_fasttext_oov", v2, i2, ev, analogies=False))
+    for r in range(quality_runs):
+        run_sents = _ordered(sents, r)
+        run_corpus = corpus if r == 0 else encode_corpus(run_sents, min_count=FT["min_count"])
+        first = r == 0  # run 0 gets every score; later runs only WordSim-353 and time
 
-    if peers:
+        # --- fastText: ours
+        ours = train_fasttext(run_corpus, epochs=epochs, bucket=bucket, seed=seed + r, device="cpu",
+                              **{k: v for k, v in FT.items() if k != "min_count"})
+        secs["ours"].append(ours.seconds_per_epoch)
+        vec, idx = ours.vectors().numpy(), dict(ours.index)
+        scores = _score("ours_fasttext", vec, idx, ev, analogies=first)
+        ws["ours"].append(scores["ours_fasttext_ws353_rho"])
+        if first:
+            out.update(scores)
+            out.update(_weat("ours_fasttext", vec, idx))
+            v2, i2 = _with_oov(vec, idx, ev["words"], lambda w: ours.vector(w).numpy())
+            out.update(_score("ours_fasttext_oov", v2, i2, ev, analogies=False))
+        del ours
+        if not peers:
+            continue
+
         # --- fastText: the official C++ code through its bindings
-        import fasttext
-
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "corpus.txt")
             with open(path, "w", encoding="utf-8") as f:
-                for s in sents:
+                for s in run_sents:
                     f.write(" ".join(s) + "\n")
             t = time.perf_counter()
-            cpp = fasttext.train_unsupervised(
-                path, model="skipgram", dim=FT["dim"], ws=FT["window"], epoch=epochs, minCount=FT["min_count"],
-                neg=FT["negative"], minn=FT["minn"], maxn=FT["maxn"], bucket=bucket, lr=FT["lr"], t=FT["sample"],
-                thread=1, verbose=0)  # fastText 0.9.2 has no seed option; one thread is deterministic
-            out["cpp_fasttext_s_per_epoch"] = (time.perf_counter() - t) / epochs  # includes reading the file
+            cpp = _cpp_fasttext(path, epochs, bucket)
+            secs["cpp"].append((time.perf_counter() - t) / epochs)  # includes reading the file
         words = [w for w in cpp.words if w != "</s>"]
         vec = np.stack([cpp.get_word_vector(w) for w in words]).astype(np.float32)
         idx = {w: k for k, w in enumerate(words)}
-        out.update(_score("cpp_fasttext", vec, idx, ev))
-        v2, i2 = _with_oov(vec, idx, ev["words"], cpp.get_word_vector)
-        out.update(_score("cpp_fasttext_oov", v2, i2, ev, analogies=False))
+        scores = _score("cpp_fasttext", vec, idx, ev, analogies=first)
+        ws["cpp"].append(scores["cpp_fasttext_ws353_rho"])
+        if first:
+            out.update(scores)
+            v2, i2 = _with_oov(vec, idx, ev["words"], cpp.get_word_vector)
+            out.update(_score("cpp_fasttext_oov", v2, i2, ev, analogies=False))
         del cpp
 
         # --- fastText: gensim
-        from gensim.models import FastText, Word2Vec
+        from gensim.models import FastText
 
-        g = FastText(sentences=sents, vector_size=FT["dim"], window=FT["window"], min_count=FT["min_count"], sg=1,
+        g = FastText(sentences=run_sents, vector_size=FT["dim"], window=FT["window"], min_count=FT["min_count"], sg=1,
                      negative=FT["negative"], min_n=FT["minn"], max_n=FT["maxn"], bucket=bucket, alpha=FT["lr"],
-                     sample=FT["sample"], ns_exponent=0.5, workers=1, epochs=epochs, seed=seed)
-        out["gensim_fasttext_s_per_epoch"] = g.total_train_time / epochs
+                     sample=FT["sample"], ns_exponent=0.5, workers=1, epochs=epochs, seed=seed + r)
+        secs["gensim"].append(g.total_train_time / epochs)
         vec, idx = g.wv.vectors.astype(np.float32), dict(g.wv.key_to_index)
-        out.update(_score("gensim_fasttext", vec, idx, ev))
-        v2, i2 = _with_oov(vec, idx, ev["words"], lambda w: g.wv[w])
-        out.update(_score("gensim_fasttext_oov", v2, i2, ev, analogies=False))
+        scores = _score("gensim_fasttext", vec, idx, ev, analogies=first)
+        ws["gensim"].append(scores["gensim_fasttext_ws353_rho"])
+        if first:
+            out.update(scores)
+            v2, i2 = _with_oov(vec, idx, ev["words"], lambda w: g.wv[w])
+            out.update(_score("gensim_fasttext_oov", v2, i2, ev, analogies=False))
         del g
 
+    out["ours_fasttext_s_per_epoch"] = float(np.median(secs["ours"]))
+    _spread(out, "ours_fasttext", ws["ours"])
+    if peers:
+        out["cpp_fasttext_s_per_epoch"] = float(np.median(secs["cpp"]))
+        out["gensim_fasttext_s_per_epoch"] = float(np.median(secs["gensim"]))
+        _spread(out, "cpp_fasttext", ws["cpp"])
+        _spread(out, "gensim_fasttext", ws["gensim"])
+
         # --- skip-gram baseline: gensim
+        from gensim.models import Word2Vec
+
         w2v = Word2Vec(sentences=sents, vector_size=FT["dim"], window=FT["window"], min_count=FT["min_count"], sg=1,
                        negative=FT["negative"], sample=1e-3, alpha=0.025, workers=1, epochs=epochs, seed=seed)
         out["gensim_sgns_s_per_epoch"] = w2v.total_train_time / epochs
@@ -181,11 +263,15 @@ def run(*, epochs: int = 5, glove_epochs: int = 5, bucket: int = 2_000_000, max_
     if peers:
         out["fasttext_vs_cpp_time_ratio"] = out["ours_fasttext_s_per_epoch"] / out["cpp_fasttext_s_per_epoch"]
         out["fasttext_vs_gensim_time_ratio"] = out["ours_fasttext_s_per_epoch"] / out["gensim_fasttext_s_per_epoch"]
+        # run 0 alone (one run of each model moves by ~0.05: see the module docstring) ...
         out["fasttext_ws353_diff_vs_cpp"] = out["ours_fasttext_ws353_rho"] - out["cpp_fasttext_ws353_rho"]
         out["fasttext_ws353_diff_vs_gensim"] = out["ours_fasttext_ws353_rho"] - out["gensim_fasttext_ws353_rho"]
-        # single runs: WS353 moved by up to 0.04 between seeds of the same model (measured), so
-        # the bound is the issue's 0.03 widened to 0.05
-        out["fasttext_quality_ok"] = max(abs(out["fasttext_ws353_diff_vs_cpp"]), abs(out["fasttext_ws353_diff_vs_gensim"])) <= 0.05
+        # ... and the means over the runs, which the issue's bound is checked on
+        out["fasttext_ws353_mean_diff_vs_cpp"] = out["ours_fasttext_ws353_mean"] - out["cpp_fasttext_ws353_mean"]
+        out["fasttext_ws353_mean_diff_vs_gensim"] = out["ours_fasttext_ws353_mean"] - out["gensim_fasttext_ws353_mean"]
+        out["fasttext_quality_bound"] = QUALITY_BOUND
+        out["fasttext_quality_ok"] = abs(out["fasttext_ws353_mean_diff_vs_cpp"]) <= QUALITY_BOUND
+        out["fasttext_quality_ok_vs_gensim"] = abs(out["fasttext_ws353_mean_diff_vs_gensim"]) <= QUALITY_BOUND
         out["sgns_vs_gensim_time_ratio"] = out["ours_sgns_s_per_epoch"] / out["gensim_sgns_s_per_epoch"]
     out["glove_vs_ours_sgns_time_ratio"] = out["ours_glove_s_per_epoch"] * glove_epochs / (out["ours_sgns_s_per_epoch"] * epochs)
     out["seconds"] = time.perf_counter() - t0
