@@ -4,7 +4,9 @@ The laptop budget is about five minutes for the whole chapter on 2 CPU cores. Me
 machine (shared with other jobs, one thread per model, the 3.0M-token chapter corpus):
 
 * fastText, d = 100: 16-27 s per epoch (the C++ code 38 s, gensim 20 s in the same run); after
-  5 epochs WordSim-353 0.40-0.44 over three seeds, analogies 49-51 %.
+  5 epochs WordSim-353 0.424 / 0.472 / 0.466 for seeds 1 / 2 / 3 (mean 0.454; measured for
+  ``benchmarks/bench_static.py``, whose docstring has the details), analogies 49-51 % (an earlier
+  three-seed run).
 * GloVe, d = 100, window 10 (8.4M non-zero entries): 15-21 s per epoch. The C code's learning
   rate 0.05 needs many epochs on a corpus this small (WordSim-353 0.32 after 10 epochs, 0.35
   after 20); 0.1 reached 0.365 after 5 epochs and 0.386 after 15, so the presets use 0.1.
