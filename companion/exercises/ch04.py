@@ -164,7 +164,7 @@ def _ngram_cases() -> list[Case]:
     from ..static.subwords import char_ngrams as ref
 
     args = [("where", 3, 3), ("where", 3, 6), ("on", 3, 6), ("a", 3, 6), ("naïve", 3, 4), ("embedding", 5, 5)]
-    labels = ["the seed's example", "fastText's default range 3-6", "a short word: '<on>' is itself an n-gram",
+    labels = ["the paper's example: where, n = 3", "fastText's default range 3-6", "a short word: '<on>' is itself an n-gram",
               "one letter: only '<a>'", "non-ASCII: n counts characters, not bytes", "only 5-grams"]
     return [Case(args=a, expected=ref(*a), label=lab) for a, lab in zip(args, labels)]
 
