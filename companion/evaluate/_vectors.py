@@ -128,6 +128,17 @@ class WordLookup:
         return self.rows.get(self.fold(word))
 
 
+def word_rows(index: Any) -> Mapping[str, int]:
+    """The word -> row mapping of ``index``: a dict word -> row, or anything with ``.stoi``
+    (a :class:`companion.data.Vocab`, a word2vec or fastText vocabulary)."""
+    if isinstance(index, Mapping):
+        return index
+    stoi = getattr(index, "stoi", None)
+    if isinstance(stoi, Mapping):
+        return stoi
+    raise TypeError(f"index must be a dict word -> row or a vocabulary with .stoi, got {type(index).__name__}")
+
+
 def build_lookup(
     index: IndexLike,
     n_rows: int,

@@ -34,7 +34,7 @@ from torch import nn
 
 from ..device import get_device
 from ..train import TrainConfig, fit, seed_everything
-from ._vectors import as_matrix
+from ._vectors import as_matrix, word_rows
 
 __all__ = [
     "BagConfig",
@@ -181,13 +181,6 @@ class GenreTask:
     test_files: tuple[str, ...]
 
 
-def _rows_of(index: Any) -> Mapping[str, int]:
-    if isinstance(index, Mapping):
-        return index
-    stoi = getattr(index, "stoi", None)
-    if isinstance(stoi, Mapping):
-        return stoi
-    raise TypeError(f"index must be a dict word -> row or a Vocab (with .stoi), got {type(index).__name__}")
 
 
 def _check_labelled(docs: Sequence[Sequence[str]], labels: Sequence[int], what: str) -> None:
@@ -283,7 +276,7 @@ def train_bag_of_embeddings(
     if n_classes < 2:
         raise ValueError("the labels name a single class (all 0); a classifier needs at least 2 classes")
     mat = as_matrix(vectors).float().cpu()
-    rows = _rows_of(index)
+    rows = word_rows(index)
     for w, r in rows.items():
         if isinstance(r, bool) or not hasattr(r, "__index__") or not 0 <= int(r) < mat.shape[0]:
             raise ValueError(f"index maps {w!r} to row {r!r}, outside the {mat.shape[0]} rows of the vectors")

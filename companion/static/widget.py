@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..evaluate import nearest_neighbours
+from ..evaluate._vectors import word_rows
 from .fasttext import FastTextResult
 from .subwords import char_ngrams
 
@@ -75,13 +76,6 @@ def _check_models(models: Mapping[str, Any]) -> None:
                             f"got {type(m).__name__}")
 
 
-def _stoi(index: Any) -> Mapping[str, int]:
-    if isinstance(index, Mapping):
-        return index
-    stoi = getattr(index, "stoi", None)
-    if isinstance(stoi, Mapping):
-        return stoi
-    raise TypeError(f"an index must be a dict word -> row or have .stoi, got {type(index).__name__}")
 
 
 def lookup_any_word(models: Mapping[str, Any], word: str, *, k: int = 8, minn: int = 3, maxn: int = 6) -> AnyWordLookup:
@@ -130,7 +124,7 @@ def lookup_any_word(models: Mapping[str, Any], word: str, *, k: int = 8, minn: i
             out.answers.append(WordLookup(name, known, nb, note))
         else:
             vectors, index = m
-            if w not in _stoi(index):
+            if w not in word_rows(index):
                 out.answers.append(WordLookup(name, False, [],
                                               "not in the vocabulary: a word-level model has no vector for it"))
                 continue

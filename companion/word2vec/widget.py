@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from ..evaluate import METHODS, analogy_scores, as_matrix, unit_rows
+from ..evaluate._vectors import word_rows
 
 __all__ = ["Query", "Exploration", "parse_query", "explore", "explorer_widget", "ExplorerWidget"]
 
@@ -117,13 +118,6 @@ class Exploration:
         return [w for w, _ in self.results]
 
 
-def _index_of(index: Any) -> Mapping[str, int]:
-    if isinstance(index, Mapping):
-        return index
-    stoi = getattr(index, "stoi", None)
-    if isinstance(stoi, Mapping):
-        return stoi
-    raise TypeError(f"index must be a dict word -> row or have .stoi (a vocabulary), got {type(index).__name__}")
 
 
 def explore(vectors: Any, index: Any, text: str, *, k: int = 8, method: str = "3cosadd",
@@ -152,7 +146,7 @@ def explore(vectors: Any, index: Any, text: str, *, k: int = 8, method: str = "3
     if restrict_vocab is not None and (isinstance(restrict_vocab, bool) or not isinstance(restrict_vocab, int)
                                        or restrict_vocab < 1):
         raise ValueError(f"restrict_vocab must be a positive int or None, got {restrict_vocab!r}")
-    stoi = _index_of(index)
+    stoi = word_rows(index)
     mat = as_matrix(vectors)
     try:
         query = parse_query(text)
