@@ -38,6 +38,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..fileio import umask_mode
 from .errors import ChecksumError, DataUnavailableError
 from .registry import (Dataset, FileSet, NpmSource, PipArchiveSource, PipFileSource, Source, UrlSource,
                        get_dataset)
@@ -83,14 +84,6 @@ def mirror_dir() -> Path | None:
     """The local mirror ``$BOOK_DATA_MIRROR`` (a folder of ``<dataset>/<file>``), or ``None``."""
     raw = os.environ.get(MIRROR_ENV_VAR, "").strip()
     return Path(raw).expanduser() if raw else None
-
-
-def umask_mode(base: int = 0o666) -> int:
-    """``base`` with the process umask applied: the mode ``open()`` would give a new file
-    (temporary files are created 0600; files the package writes should not stay private)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return base & ~mask
 
 
 def downloads_dir() -> Path:
@@ -249,7 +242,7 @@ def fetch(name: str | Dataset, *, force: bool = False, quiet: bool = False) -> P
                             "artifact_sha256": artifact, "files_sha256": tree,
                             "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sizes": sizes}
                     (stage / MARKER).write_text(json.dumps(meta, indent=1) + "\n")
-                    os.chmod(stage, 0o755)  # mkdtemp made it private; the cache is plain data
+                    os.chmod(stage, umask_mode(0o777))  # mkdtemp made it private; the cache is plain data
                     _install(stage, final)
                     if not quiet:
                         print(f"[data] {ds.name}: ok ({time.perf_counter() - t0:.1f} s) -> {final}",
