@@ -37,7 +37,7 @@ def read_text(path: str | os.PathLike, encoding: str = "utf-8") -> str:
     path = Path(path)
     data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     text = decode(data, path, encoding)
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def read_lines(path: str | os.PathLike, encoding: str = "utf-8") -> list[str]:
@@ -50,4 +50,4 @@ def read_lines(path: str | os.PathLike, encoding: str = "utf-8") -> list[str]:
     lines = read_text(path, encoding).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [x[:-1] if x.endswith("\r") else x for x in lines]
+    return [x.removesuffix("\r") for x in lines]

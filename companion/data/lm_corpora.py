@@ -83,9 +83,9 @@ def load_tiny_shakespeare(root: str | os.PathLike | None = None) -> str:
 
 # --- documents ---------------------------------------------------------------------------------
 
-_GUT_START = re.compile(r"^\*\*\* ?START OF (THE|THIS) PROJECT GUTENBERG.*$", re.M | re.I)
+_GUT_START = re.compile(r"^\*\*\* ?START OF (THE|THIS) PROJECT GUTENBERG.*$", re.MULTILINE | re.IGNORECASE)
 _GUT_END = re.compile(r"^(\*\*\* ?END OF (THE|THIS) PROJECT GUTENBERG|End of (the )?Project Gutenberg).*$",
-                      re.M | re.I)
+                      re.MULTILINE | re.IGNORECASE)
 
 
 def strip_gutenberg(text: str) -> str:
@@ -192,10 +192,10 @@ def load_bbc_news(root: str | os.PathLike | None = None) -> list[tuple[str, Docu
 
 
 _WIKI_SUBS = [
-    (re.compile(r"<!--.*?-->", re.S), ""),
+    (re.compile(r"<!--.*?-->", re.DOTALL), ""),
     (re.compile(r"<ref[^>/]*/>"), ""),
-    (re.compile(r"<ref[^>]*>.*?</ref>", re.S), ""),
-    (re.compile(r"\{\|.*?\|\}", re.S), ""),                                 # tables
+    (re.compile(r"<ref[^>]*>.*?</ref>", re.DOTALL), ""),
+    (re.compile(r"\{\|.*?\|\}", re.DOTALL), ""),                                 # tables
     (re.compile(r"\[\[(?:File|Image|Category|[a-z]{2,3}(?:-[a-z]+)?):[^\[\]]*(?:\[\[[^\]]*\]\][^\[\]]*)*\]\]"), ""),
     (re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]"), r"\1"),                      # [[target|text]]
     (re.compile(r"\[\[([^\]]*)\]\]"), r"\1"),                               # [[target]]
@@ -203,10 +203,10 @@ _WIKI_SUBS = [
     (re.compile(r"\[https?://\S+\]"), ""),
     (re.compile(r"'{2,}"), ""),                                             # bold / italics
     (re.compile(r"<[^>]+>"), ""),
-    (re.compile(r"^[*#:;]+\s*", re.M), ""),                                 # list markers
+    (re.compile(r"^[*#:;]+\s*", re.MULTILINE), ""),                                 # list markers
 ]
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
-_HEADING = re.compile(r"^=+\s*(.*?)\s*=+\s*$", re.M)
+_HEADING = re.compile(r"^=+\s*(.*?)\s*=+\s*$", re.MULTILINE)
 
 
 def strip_wiki_markup(text: str) -> str:

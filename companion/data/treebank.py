@@ -30,7 +30,7 @@ class Tree:
         fileid: the file the sentence came from (set on the root), e.g. ``"wsj_0001.mrg"``.
     """
 
-    __slots__ = ("label", "children", "word", "fileid")
+    __slots__ = ("children", "fileid", "label", "word")
 
     def __init__(self, label: str, children: list[Tree] | None = None, word: str | None = None,
                  fileid: str = ""):
