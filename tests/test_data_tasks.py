@@ -194,3 +194,22 @@ def test_real_tagging_sets():
     ptb = T.load_tagging("ptb_pos")
     assert {k: len(v) for k, v in ptb.items()} == {"train": 3396, "dev": 273, "test": 245}
     assert not any("-NONE-" in s.tags for v in ptb.values() for s in v)
+
+
+# --- non-UTF-8 input elsewhere (issue 10) ------------------------------------------------------
+
+def test_non_utf8_in_the_part1_loaders_names_file_and_line(tmp_path):
+    from companion.data.corpora import load_moby_dick
+    from companion.data.evalsets import load_wordsim353
+    from companion.word2vec.export import load_word2vec_format
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "data.txt").write_bytes(b"CHAPTER 1. Loomings\n\nCall me \xe9shmael.\n")
+    with pytest.raises(DataFormatError, match=r"data.txt, line 3: not valid utf-8"):
+        load_moby_dick(tmp_path)
+    (tmp_path / "wordsim353.tsv").write_bytes(b"# x\nna\xefve\tword\t5.0\n")
+    with pytest.raises(DataFormatError, match=r"wordsim353.tsv, line 2: not valid utf-8"):
+        load_wordsim353(tmp_path)
+    (tmp_path / "v.txt").write_bytes(b"2 1\ncaf\xe9 0.5\nb 1.0\n")
+    with pytest.raises(DataFormatError, match=r"v.txt, line 2: not valid utf-8"):
+        load_word2vec_format(tmp_path / "v.txt")

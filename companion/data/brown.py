@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._io import decode
+
 # The 15 genres: file letter -> (NLTK's category name, title from the corpus' CONTENTS file).
 GENRES: dict[str, tuple[str, str]] = {
     "a": ("news", "Press: reportage"),
@@ -197,6 +199,6 @@ def load_brown(root: str | os.PathLike | None = None) -> BrownCorpus:
         raise FileNotFoundError(f"no Brown files (c[a-r]NN) in {root}; call load_brown() without "
                                 f"arguments to use the fetched copy")
     pool: dict[str, str] = {}
-    files = [parse_brown_file(p.read_text(encoding="ascii", errors="strict"), p.name, _intern=pool)
+    files = [parse_brown_file(decode(p.read_bytes(), p, "ascii"), p.name, _intern=pool)
              for p in paths]
     return BrownCorpus(files)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._io import read_text
 from .text import split_sentences, tokenize
 
 
@@ -100,7 +101,7 @@ def load_sotu(root: str | os.PathLike | None = None) -> SotuCorpus:
     docs = []
     for p in paths:
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
+            rec = json.loads(read_text(p))
             docs.append(SotuAddress(int(rec["year"]), str(rec["name"]), str(rec["party"]),
                                     str(rec["text"]).strip(), p.stem))
         except (ValueError, KeyError, TypeError) as err:
@@ -195,4 +196,4 @@ def load_moby_dick(root: str | os.PathLike | None = None) -> MobyDick:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist; call load_moby_dick() without arguments "
                                 f"to use the fetched copy")
-    return parse_moby_dick(path.read_text(encoding="utf-8"))
+    return parse_moby_dick(read_text(path))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ._io import read_text
+
 
 def _file(name: str, filename: str, root: str | os.PathLike | None) -> Path:
     if root is None:
@@ -49,13 +51,13 @@ def parse_pairs(text: str, source: str = "<text>") -> list[tuple[str, str, float
 def load_wordsim353(root: str | os.PathLike | None = None) -> list[tuple[str, str, float]]:
     """WordSim-353 (Finkelstein et al. 2002): 353 ``(word1, word2, relatedness 0-10)`` triples."""
     path = _file("wordsim353", "wordsim353.tsv", root)
-    return parse_pairs(path.read_text(encoding="utf-8"), str(path))
+    return parse_pairs(read_text(path), str(path))
 
 
 def load_simlex999(root: str | os.PathLike | None = None) -> list[tuple[str, str, float]]:
     """SimLex-999 (Hill et al. 2015): 999 ``(word1, word2, similarity 0-10)`` triples."""
     path = _file("simlex999", "simlex999.txt", root)
-    return parse_pairs(path.read_text(encoding="utf-8"), str(path))
+    return parse_pairs(read_text(path), str(path))
 
 
 def parse_analogies(text: str, source: str = "<text>") -> list[tuple[str, str, str, str, str]]:
@@ -89,4 +91,4 @@ def load_google_analogies(root: str | os.PathLike | None = None) -> list[tuple[s
     """The Google analogy questions (Mikolov et al. 2013): ``(section, a, b, c, d)`` tuples,
     read "a is to b as c is to d"; 19,544 questions in 14 sections."""
     path = _file("google_analogies", "questions-words.txt", root)
-    return parse_analogies(path.read_text(encoding="utf-8"), str(path))
+    return parse_analogies(read_text(path), str(path))

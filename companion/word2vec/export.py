@@ -13,6 +13,7 @@ with ``KeyedVectors.load_word2vec_format(path, binary=False)``.
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -104,7 +105,9 @@ def load_word2vec_format(path: str | os.PathLike) -> tuple[list[str], torch.Tens
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no word2vec file at {path}")
-    with open(path, encoding="utf-8") as f:
+    from ..data._io import read_text  # a non-UTF-8 byte is reported with the file and line
+
+    with io.StringIO(read_text(path)) as f:
         header = f.readline().split()
         if len(header) != 2 or not all(h.isdigit() for h in header):
             raise ValueError(f"{path}: the first line must be '<vocab size> <dim>', got {' '.join(header)!r}")
