@@ -213,3 +213,13 @@ def test_non_utf8_in_the_part1_loaders_names_file_and_line(tmp_path):
     (tmp_path / "v.txt").write_bytes(b"2 1\ncaf\xe9 0.5\nb 1.0\n")
     with pytest.raises(DataFormatError, match=r"v.txt, line 2: not valid utf-8"):
         load_word2vec_format(tmp_path / "v.txt")
+
+
+def test_cli_stats_of_a_task_prints_splits_and_label_counts(capsys):
+    from companion.data.cli import main
+
+    assert main(["stats", "mr", "sick_r"]) == 0
+    out = capsys.readouterr().out
+    assert "mr: single, accuracy, 10-fold CV; all 10,662; all: negative 5,331 / positive 5,331" in out
+    assert "sick_r: pair, spearman; train 4,500, dev 500, test 4,927; real-valued labels train 1-5" in out
+    assert main(["stats", "no_such_task"]) == 2
