@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["text", "vocab", "batching", "registry", "fetching", "brown", "bengio", "corpora", "evalsets"]
+MODULES = ["text", "vocab", "batching", "registry", "fetching", "brown", "bengio", "corpora", "evalsets",
+           "tasks", "treebank", "lm_corpora", "parallel", "registry_files"]
 
 
 @pytest.mark.parametrize("name", MODULES)

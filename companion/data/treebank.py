@@ -97,8 +97,18 @@ def parse_brackets(text: str, source: str = "<string>") -> list[Tree]:
     """Every top-level bracketed tree in ``text`` (``( (S (NP (DT The) ...) ) )``).
 
     Raises:
-        DataFormatError: naming ``source`` and the line, for unbalanced brackets or a leaf
-            without a word.
+        DataFormatError: naming ``source`` and the line, for unbalanced brackets or a word in
+            the wrong place.
+
+    Example:
+        >>> (t,) = parse_brackets("( (S (NP (DT The) (NN cat)) (VP (VBZ sleeps) (NP (-NONE- *)))) )")
+        >>> s = t.children[0]
+        >>> s.tagged()
+        (['The', 'cat', 'sleeps'], ['DT', 'NN', 'VBZ'])
+        >>> s.spans()
+        [('S', 0, 3), ('NP', 0, 2), ('VP', 2, 3)]
+        >>> s.depths()
+        [2, 2, 2]
     """
     trees: list[Tree] = []
     stack: list[Tree] = []
