@@ -185,10 +185,10 @@ class FileSet:
     def hint(self) -> str:
         """What a reader can do when this route fails (``{downloads}`` is filled in)."""
         mirror = self.parts[0].mirror
-        where = f" (or set BOOK_DATA_MIRROR to a folder holding {mirror.split('/')[0]}/)" if mirror else ""
-        return (f"with internet access, download each file by hand into {{downloads}}/ under the "
-                f"name `python -m companion.data list` shows{where}: "
-                + ", ".join(p.url for p in self.parts[:3]) + (" ..." if len(self.parts) > 3 else ""))
+        where = f"; or set BOOK_DATA_MIRROR to a folder holding {mirror.split('/')[0]}/<file>" if mirror else ""
+        saves = "; ".join(f"{p.url} as {{downloads}}/{p.fname}" for p in self.parts[:3])
+        more = f" (and {len(self.parts) - 3} more files alike)" if len(self.parts) > 3 else ""
+        return f"with internet access, download by hand and save {saves}{more}{where}"
 
 
 @dataclass(frozen=True)
