@@ -8,6 +8,38 @@ Tagged text loads as ``load_tagging(name) -> {split: [TaggedSentence]}``.
 
 The files come from the registry (``companion.data.registry``): canonical URLs pinned by sha256,
 or the local mirror ``$BOOK_DATA_MIRROR``; nothing is downloaded at import time.
+
+The tasks, with the sizes measured on the registry's files (``python -m companion.data stats
+TASK`` prints them with the label counts):
+
+============== ======= ======== ========================== ==================================
+task           kind    metric   splits                     labels
+============== ======= ======== ========================== ==================================
+mr             single  accuracy all 10,662 (10-fold CV)    negative / positive
+cr             single  accuracy all 3,771 (10-fold CV)     negative / positive
+subj           single  accuracy all 10,000 (10-fold CV)    subjective / objective
+mpqa           single  accuracy all 10,603 (10-fold CV)    negative / positive
+trec           single  accuracy 5,452 / - / 500            ABBR DESC ENTY HUM LOC NUM
+sst2           single  accuracy 6,920 / 872 / 1,821        negative / positive
+sst5           single  accuracy 8,544 / 1,101 / 2,210      very negative ... very positive
+sst2_glue      single  accuracy 60,614 / 6,735 / 872       negative / positive
+mrpc           pair    f1       3,576 / 500 / 1,725        not_paraphrase / paraphrase
+stsb           pair    spearman 5,749 / 1,500 / 1,379      score 0-5
+sick_r         pair    spearman 4,500 / 500 / 4,927        score 1-5
+sick_e         pair    accuracy 4,500 / 500 / 4,927        entailment / neutral / contradiction
+rte            pair    accuracy 2,567 / 800 / 800          entailment / not_entailment
+ag_news        single  accuracy 10,001 / - / 7,600         World Sports Business Sci/Tech
+fewglue_boolq  pair    accuracy 32 (train only)            False / True
+fewglue_cb     pair    accuracy 32 (train only)            entailment / neutral / contradiction
+fewglue_rte    pair    accuracy 32 (train only)            entailment / not_entailment
+chnsenticorp   single  accuracy all 7,765 (10-fold CV)     negative / positive
+ocnli          pair    accuracy 9,985 (3k: 2,994) / 2,950  entailment / neutral / contradiction
+thucnews       single  accuracy 10,000 / - / 10,000        10 news topics (class.txt)
+============== ======= ======== ========================== ==================================
+
+(splits are train / dev / test; "-" = none; OCNLI's dev is the test set, its test labels are not
+public.) The FewGLUE tasks have only their 32 training examples here; :func:`load_fewglue` gives
+the raw records of all eight (COPA, MultiRC, ReCoRD, WiC and WSC do not fit :class:`Example`).
 """
 
 from __future__ import annotations
@@ -306,9 +338,10 @@ def _sick(which: str) -> Callable[[Path], TaskData]:
 
 
 def _rte(root: Path) -> TaskData:
-    """PASCAL RTE 1-3 (NLTK's copy): train = RTE-1 and RTE-2 (their dev and test sets), dev =
-    RTE-3's dev set, test = RTE-3's test set; labels entailment / not_entailment (the files say
-    ``value="TRUE"`` in RTE-1, ``entailment="YES"`` later)."""
+    """PASCAL RTE 1-3 (NLTK's copy): train = RTE-1 and RTE-2 (their dev and test sets: 567 + 800
+    + 400 + 800 = 2,567 pairs; NLTK's RTE-2 dev file has 400), dev = RTE-3's dev set (800), test =
+    RTE-3's test set (800); labels entailment / not_entailment (the files say ``value="TRUE"`` in
+    RTE-1, ``entailment="YES"`` later)."""
     import xml.etree.ElementTree as ET
 
     def read(file: str) -> list[Example]:
@@ -338,7 +371,7 @@ AG_NEWS_LABELS = ("World", "Sports", "Business", "Sci/Tech")
 
 def _ag_news(root: Path) -> TaskData:
     """AG News (Zhang, Zhao & LeCun 2015), 4 topics: ``train`` is the repository's dev.tsv, a
-    10,000-article sample of AG's training set; ``test`` is AG's full test set (7,600, 1,900 per
+    10,001-article sample of AG's training set; ``test`` is AG's full test set (7,600, 1,900 per
     class). Each line: title and description joined by the source, a tab, the class name."""
     names = {n: k for k, n in enumerate(AG_NEWS_LABELS)}
     splits = {}
