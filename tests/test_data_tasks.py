@@ -223,3 +223,23 @@ def test_cli_stats_of_a_task_prints_splits_and_label_counts(capsys):
     assert "mr: single, accuracy, 10-fold CV; all 10,662; all: negative 5,331 / positive 5,331" in out
     assert "sick_r: pair, spearman; train 4,500, dev 500, test 4,927; real-valued labels train 1-5" in out
     assert main(["stats", "no_such_task"]) == 2
+
+
+def test_glue_sst2_ag_news_fewglue_tiny(tmp_path):
+    for s in ("train", "dev", "test"):
+        (tmp_path / f"{s}.tsv").write_text("sentence\tlabel\nit 's a charming journey . \t1\n")
+    assert T.load_task("sst2_glue", root=tmp_path).splits["test"] == [Example("it 's a charming journey .", 1)]
+    (tmp_path / "dev.tsv").write_text("Wall St. Bears\\Claw Back\tBusiness\n")
+    (tmp_path / "test.tsv").write_text("Mars rover\tSci/Tech\nA goal\tSport\n")
+    with pytest.raises(DataFormatError, match=r"test.tsv, line 2: unknown label 'Sport'"):
+        T.load_task("ag_news", root=tmp_path)
+    (tmp_path / "test.tsv").write_text("Mars rover\tSci/Tech\n")
+    ag = T.load_task("ag_news", root=tmp_path)
+    assert ag.splits["train"] == [Example("Wall St. Bears Claw Back", 2)] and ag.splits["test"][0].label == 3
+    (tmp_path / "CB.train.jsonl").write_text(json.dumps({"premise": "P", "hypothesis": "H", "label": "neutral"})
+                                             + "\n{not json\n")
+    with pytest.raises(DataFormatError, match=r"CB.train.jsonl, line 2: not a JSON object"):
+        T.load_task("fewglue_cb", root=tmp_path)
+    (tmp_path / "CB.train.jsonl").write_text(json.dumps({"premise": "P", "hypothesis": "H", "label": "neutral"}))
+    assert T.load_task("fewglue_cb", root=tmp_path).splits["train"] == [Example("P", 1, "H")]
+    assert T.load_fewglue("CB", root=tmp_path) == [{"premise": "P", "hypothesis": "H", "label": "neutral"}]

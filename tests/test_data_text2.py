@@ -147,3 +147,53 @@ def test_real_pretraining_corpus():
     brown_ids = [d.id for d in train + held if d.source == "brown"]
     assert max(brown_ids) < "cn"  # only files inside Bengio's first 800,000 training words
     assert L.load_pretraining_corpus("heldout") == [list(d.sentences) for d in held]
+
+
+def test_webtext_tiny_shakespeare_and_enwiki_tiny(tmp_path):
+    import bz2
+
+    for name in L.WEBTEXT_FILES:
+        (tmp_path / f"{name}.txt").write_bytes(b"line one\nline \xb1two\nline three\n")  # ISO-8859-2
+    docs = L.load_webtext(tmp_path, lines_per_document=2)
+    assert [d.id for d in docs[:2]] == ["firefox/0", "firefox/1"] and docs[0].sentences == ("line one", "line ątwo")
+    (tmp_path / "input.txt").write_text("First Citizen:\nSpeak.\n")
+    assert L.load_tiny_shakespeare(tmp_path) == "First Citizen:\nSpeak.\n"
+    page = ("<page><title>{t}</title><ns>{ns}</ns><revision><text>{x}</text></revision></page>")
+    xml = ("<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.10/\">"
+           + page.format(t="Cat", ns=0, x="The '''cat''' sleeps. It purrs. It eats [[fish]].")
+           + page.format(t="Redir", ns=0, x="#REDIRECT [[Cat]]")
+           + page.format(t="Talk:Cat", ns=1, x="One. Two. Three.") + "</mediawiki>")
+    (tmp_path / "enwiki-x.bz2").write_bytes(bz2.compress(xml.encode()))
+    (doc,) = L.load_enwiki_sample(tmp_path)
+    assert doc.id == "Cat" and doc.sentences == ("The cat sleeps.", "It purrs.", "It eats fish.")
+    (tmp_path / "enwiki-x.bz2").write_bytes(b"not bzip2")
+    with pytest.raises(DataFormatError, match="not a bzip2-compressed MediaWiki XML dump"):
+        L.load_enwiki_sample(tmp_path)
+
+
+def test_pretraining_cache_is_written_with_the_umask_mode_and_rebuilt_when_damaged(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    monkeypatch.setenv("BOOK_DATA_DIR", str(tmp_path))
+    built = []
+
+    def fake_build():
+        built.append(1)
+        return [L.Document("s", str(i), (f"sentence {i}.",)) for i in range(60)]
+
+    monkeypatch.setattr(L, "_pretraining_documents", fake_build)
+    monkeypatch.setattr(L, "_MEMO", {})
+    old = os.umask(0o022)
+    try:
+        docs = L.pretraining_documents("all")
+    finally:
+        os.umask(old)
+    path = L._cache_path()
+    assert len(docs) == 60 and built == [1] and stat.S_IMODE(path.stat().st_mode) == 0o644
+    monkeypatch.setattr(L, "_MEMO", {})
+    assert L.load_pretraining_corpus("all")[3] == ["sentence 3."] and built == [1]  # read back, not rebuilt
+    path.write_bytes(b"damaged")
+    monkeypatch.setattr(L, "_MEMO", {})
+    train, held = L.load_pretraining_corpus("train"), L.load_pretraining_corpus("heldout")
+    assert built == [1, 1] and len(train) + len(held) == 60

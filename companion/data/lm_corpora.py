@@ -313,13 +313,16 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+_MEMO: dict[Path, list[Document]] = {}  # the corpus read once per process (it is immutable)
+
+
 def pretraining_documents(split: str = "train") -> list[Document]:
     """The pre-training corpus as :class:`Document` objects (see :func:`load_pretraining_corpus`)."""
     if split not in ("train", "heldout", "all"):
         raise ValueError(f"split must be 'train', 'heldout' or 'all', got {split!r}")
     path = _cache_path()
-    docs = None
-    if path.is_file():
+    docs = _MEMO.get(path)
+    if docs is None and path.is_file():
         try:
             raw = json.loads(gzip.decompress(path.read_bytes()))
             docs = [Document(s, i, tuple(x)) for s, i, x in raw]
@@ -329,6 +332,8 @@ def pretraining_documents(split: str = "train") -> list[Document]:
         docs = _pretraining_documents()
         payload = json.dumps([[d.source, d.id, list(d.sentences)] for d in docs], ensure_ascii=False)
         _write_atomic(path, gzip.compress(payload.encode(), compresslevel=5, mtime=0))
+    _MEMO.clear()
+    _MEMO[path] = docs
     if split == "all":
         return docs
     return [d for d in docs if heldout(d) == (split == "heldout")]
