@@ -25,14 +25,14 @@ class Tree:
 
     Attributes:
         label: ``S``, ``NP-SBJ``, ... for phrases; the POS tag (``NNP``, ``-NONE-``) for a leaf.
-        children: the sub-trees (empty for a leaf).
+        children: the sub-trees (a list; an empty tuple for a leaf).
         word: the token of a leaf, else ``None``.
         fileid: the file the sentence came from (set on the root), e.g. ``"wsj_0001.mrg"``.
     """
 
     __slots__ = ("children", "fileid", "label", "word")
 
-    def __init__(self, label: str, children: list[Tree] | None = None, word: str | None = None,
+    def __init__(self, label: str, children: list[Tree] | tuple | None = None, word: str | None = None,
                  fileid: str = ""):
         self.label = label
         self.children = [] if children is None else children
@@ -112,42 +112,67 @@ def parse_brackets(text: str, source: str = "<string>") -> list[Tree]:
     """
     trees: list[Tree] = []
     stack: list[Tree] = []
-
-    def fail(at: int, what: str) -> DataFormatError:
-        line = text.count("\n", 0, at) + 1
-        return DataFormatError(f"{source}, line {line}: {what}", source, line)
-
-    # One regex match per leaf "(TAG word)", per bracket, or per stray word: a leaf is the
-    # common case, so matching it whole keeps the Python loop short.
-    for m in _TOKEN.finditer(text):
-        tag, word, tok = m.group(1, 2, 3)
-        if tag is not None:
-            if not stack:
-                raise fail(m.start(), f"a leaf ({tag} {word}) outside any bracket")
-            leaf = Tree(tag, [], word)
-            stack[-1].children.append(leaf)
-        elif tok == "(":
-            node = Tree("", [])
-            if stack:
-                stack[-1].children.append(node)
-            stack.append(node)
-        elif tok == ")":
-            if not stack:
-                raise fail(m.start(), "')' without a matching '('")
-            node = stack.pop()
-            if not stack:
-                trees.append(node)
-        else:
-            if not stack:
-                raise fail(m.start(), f"{tok!r} outside any bracket")
-            node = stack[-1]
-            if node.children or node.label:
-                raise fail(m.start(), f"unexpected {tok!r} in ({node.label or '?'} ...): a word must "
-                                      f"follow its tag directly, as in (NN board)")
-            node.label = tok
+    # The fast path: findall (no match objects), one item per leaf "(TAG word)", bracket or
+    # label, and no position bookkeeping. Anything malformed is re-scanned by _locate_error,
+    # which finds the line and raises.
+    try:
+        for tag, word, tok in _TOKEN.findall(text):
+            if tag:
+                stack[-1].children.append(Tree(tag, _NO_CHILDREN, word))
+            elif tok == "(":
+                node = Tree("", [])
+                if stack:
+                    stack[-1].children.append(node)
+                stack.append(node)
+            elif tok == ")":
+                node = stack.pop()
+                if not stack:
+                    trees.append(node)
+            else:
+                node = stack[-1]
+                if node.children or node.label:
+                    raise ValueError(tok)
+                node.label = tok
+    except (IndexError, ValueError):
+        _locate_error(text, source)
     if stack:
-        raise fail(len(text), f"{len(stack)} bracket(s) left open at the end of the file")
+        line = text.count("\n") + 1
+        raise DataFormatError(f"{source}, line {line}: {len(stack)} bracket(s) left open at the end of "
+                              f"the file", source, line)
     return trees
+
+
+_NO_CHILDREN: tuple = ()  # every leaf shares it (immutable: a leaf has a word, never children)
+
+
+def _locate_error(text: str, source: str) -> None:
+    """Re-scan ``text`` with positions and raise the :class:`DataFormatError` of its first fault."""
+    depth = 0
+    labelled: list[bool] = []  # per open bracket: has it a label or children yet?
+    for m in _TOKEN.finditer(text):
+        tag, tok = m.group(1), m.group(3)
+        line = text.count("\n", 0, m.start()) + 1
+        if tag is not None or tok == "(":
+            if not labelled and tag is not None:
+                raise DataFormatError(f"{source}, line {line}: a leaf {m.group()} outside any bracket",
+                                      source, line)
+            if labelled:
+                labelled[-1] = True
+            if tok == "(":
+                labelled.append(False)
+        elif tok == ")":
+            if not labelled:
+                raise DataFormatError(f"{source}, line {line}: ')' without a matching '('", source, line)
+            labelled.pop()
+        else:
+            if not labelled:
+                raise DataFormatError(f"{source}, line {line}: {tok!r} outside any bracket", source, line)
+            if labelled[-1]:
+                raise DataFormatError(f"{source}, line {line}: unexpected {tok!r}: a word must follow its "
+                                      f"tag directly, as in (NN board)", source, line)
+            labelled[-1] = True
+        depth = len(labelled)
+    raise DataFormatError(f"{source}: malformed brackets (depth {depth} at the end)", source)
 
 
 def load_ptb_trees(root: str | os.PathLike | None = None) -> list[Tree]:
