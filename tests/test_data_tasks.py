@@ -144,7 +144,16 @@ def test_cv_folds_are_stratified_disjoint_and_seeded():
         T.cv_folds(exs[:5])
 
 
-# --- the real files --------------------------------------------------------------------------
+# --- the real files (only where cached: `make data` fetches them; these tests never fetch) -------
+
+def _need(*names: str) -> None:
+    from companion.data import cache_status
+
+    for name in names:
+        status = cache_status(name, verify=False)
+        if status != "cached":
+            pytest.skip(f"{name} is {status}; run `python -m companion.data fetch {name}` (or make data)")
+
 
 REAL = {  # task: (sizes, label counts of the first split) -- measured on the registry's files
     "mr": ({"all": 10662}, {"negative": 5331, "positive": 5331}),
@@ -173,6 +182,7 @@ REAL = {  # task: (sizes, label counts of the first split) -- measured on the re
 
 @pytest.mark.parametrize("name", T.TASK_NAMES)
 def test_real_task(name):
+    _need(T._TASKS[name][1])
     task = T.load_task(name)
     sizes, counts = REAL[name]
     assert task.sizes() == sizes and task.license
@@ -188,6 +198,7 @@ def test_real_task(name):
 
 @pytest.mark.slow
 def test_real_tagging_sets():
+    _need("conll2003", "conll2000", "ptb_sample")
     got = {n: {k: len(v) for k, v in T.load_tagging(n).items()} for n in ("conll2003_ner", "conll2000_chunk")}
     assert got["conll2003_ner"] == {"train": 14041, "dev": 3250, "test": 3453}  # the official counts
     assert got["conll2000_chunk"] == {"train": 8043, "dev": 893, "test": 2012}  # 8,936 official train
@@ -218,6 +229,7 @@ def test_non_utf8_in_the_part1_loaders_names_file_and_line(tmp_path):
 def test_cli_stats_of_a_task_prints_splits_and_label_counts(capsys):
     from companion.data.cli import main
 
+    _need("senteval_mr", "sick")
     assert main(["stats", "mr", "sick_r"]) == 0
     out = capsys.readouterr().out
     assert "mr: single, accuracy, 10-fold CV; all 10,662; all: negative 5,331 / positive 5,331" in out

@@ -114,9 +114,19 @@ def test_heldout_is_a_fixed_fraction_chosen_per_document():
     assert L.heldout(docs[7]) == L.heldout(L.Document("s", "7", ("other",)))
 
 
-# --- the real files --------------------------------------------------------------------------
+# --- the real files (only where cached: `make data` fetches them; these tests never fetch) -------
+
+def _need(*names: str) -> None:
+    from companion.data import cache_status
+
+    for name in names:
+        status = cache_status(name, verify=False)
+        if status != "cached":
+            pytest.skip(f"{name} is {status}; run `python -m companion.data fetch {name}` (or make data)")
+
 
 def test_real_parallel_and_lm_files():
+    _need("multi30k", "tatoeba_cmn_eng", "ptb_lm", "tiny_shakespeare")
     m = P.load_multi30k("en", "fr")
     assert {k: len(v) for k, v in m.items()} == {"train": 29000, "dev": 1014, "test": 1000}
     assert len(P.load_tatoeba_cmn_eng()) == 19577
@@ -129,6 +139,7 @@ def test_real_parallel_and_lm_files():
 
 @pytest.mark.slow
 def test_real_ptb_sample_and_documents():
+    _need("ptb_sample", "shakespeare", "bbc_news", "abc_news", "webtext", "enwiki_sample")
     trees = load_ptb_trees()
     assert len(trees) == 3914 and len({t.fileid for t in trees}) == 199
     assert sum(len(t.tagged(traces=True)[0]) for t in trees) == 100676
@@ -140,6 +151,7 @@ def test_real_ptb_sample_and_documents():
 
 @pytest.mark.slow
 def test_real_pretraining_corpus():
+    _need(*L.PRETRAINING_SOURCES)
     train, held = L.pretraining_documents("train"), L.pretraining_documents("heldout")
     assert len(train) == 6401 and len(held) == 335
     assert {d.source for d in train} == set(L.PRETRAINING_SOURCES)
