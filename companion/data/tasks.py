@@ -373,7 +373,7 @@ _AG_ENTITY = re.compile(r" ?(?:#(\d+)|\b(quot|amp));")
 
 
 def clean_ag_news(text: str) -> str:
-    """AG News as distributed has the ``&`` of its HTML entities turned into a space (``Iraq
+    r"""AG News as distributed has the ``&`` of its HTML entities turned into a space (``Iraq
     #39;s``, ``the  #36;10 million``, `` quot;``) and marks line breaks with ``\\``: decode the
     entities, dropping that space (``#151;`` is Windows-1252's dash, as :func:`html.unescape`
     knows), and turn the backslashes into spaces. A text quoted CSV-style (``"..."`` with inner
