@@ -228,3 +228,20 @@ def test_exported_vectors_and_checkpoints_get_the_umask_mode(tmp_path, umask_022
     ck = tmp_path / "c.pt"
     save_checkpoint(torch.nn.Linear(2, 2), ck)
     assert _mode(ck) == 0o644
+
+
+def test_registry_agrees_with_the_mirror_manifest():
+    """Every row of the mirror's MANIFEST.tsv is registered with the same sha256 and canonical URL
+    (skipped where no mirror is configured)."""
+    import csv
+
+    root = F.mirror_dir()
+    if root is None or not (root / "MANIFEST.tsv").is_file():
+        pytest.skip("BOOK_DATA_MIRROR is not set (the Makefile sets it when ../shared/data exists)")
+    with open(root / "MANIFEST.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    parts = {p.mirror: p for ds in R.REGISTRY.values() for s in ds.sources for p in getattr(s, "parts", ())}
+    for row in rows:
+        part = parts[f"{row['dataset']}/{row['file']}"]
+        assert (part.sha256, part.url) == (row["sha256"], row["canonical_url"]), row["file"]
+    assert len(parts) == len(rows)
