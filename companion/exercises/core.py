@@ -200,7 +200,7 @@ class CheckResult:
     """What :func:`check` found; truthy only if every case passed.
 
     For a ``predict`` exercise ``measured`` and ``error`` (prediction minus measured value) are
-    set; for an ``extend`` exercise with nothing to check, ``n_cases`` is 0 and the result is
+    set and ``failures[0]`` describes the comparison (even when it passed); for an ``extend`` exercise with nothing to check, ``n_cases`` is 0 and the result is
     falsy (nothing was verified).
     """
 
