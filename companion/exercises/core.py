@@ -406,7 +406,11 @@ def _is_literal(value: Any) -> bool:
 
 
 def call_text(name: str, case: Case, full: bool = False) -> str:
-    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated unless ``full``)."""
+    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated when long, unless ``full``)."""
+    if not full:
+        whole = call_text(name, case, full=True)
+        if len(whole) <= SHORT_CALL:
+            return whole
     rep = repr if full else _short.repr
     parts = [rep(a) for a in case.args] + [f"{k}={rep(v)}" for k, v in case.kwargs.items()]
     return f"{name}({', '.join(parts)})"
