@@ -78,8 +78,8 @@ register(Exercise(
     kind="debug",
     prompt="""
         `coverage(counts, k)` should return the share of all tokens that belong to the k most
-        frequent types: for Brown, the 100 most frequent word forms cover about half of the
-        text. The version below runs, but its answers are wrong. Find the bug and fix it.
+        frequent types; with it you can measure how much of Brown its 100 most frequent word
+        forms cover. The version below runs, but its answers are wrong. Find the bug and fix it.
     """,
     cases=_coverage_cases,
     stub=coverage,
@@ -160,8 +160,9 @@ register(Exercise(
     title="Why does the type/token ratio fall?",
     kind="concept",
     prompt="""
-        The type/token ratio of Brown's first 10,000 tokens is about five times the ratio of the
-        whole corpus. Which statement explains that best?
+        The type/token ratio of Brown's first 10,000 tokens is several times the ratio of the
+        whole corpus (compute both with your `type_token_ratio`). Which statement explains that
+        best?
     """,
     choices={
         "a": "The first files (press reportage) use a richer vocabulary than the rest of Brown.",
