@@ -8,7 +8,8 @@ on the stored notebooks (nothing is executed):
   explanation), a passed check, a line of a reference solution, or (where practical) a value a
   reference solution returns on the hidden cases;
 * a chapter (one or more notebooks with the same number) uses at least 6 exercises of at least
-  3 kinds, and every exercise registered for it appears in it.
+  3 kinds, and every exercise registered for it appears in it; a cell that shows or checks an
+  exercise is tagged ``exercise`` (``make student`` clears those cells' outputs).
 
 Notebooks being revised are listed in PENDING (fnmatch patterns): their test is an expected
 failure, and a strict one, so a notebook that becomes compliant must be taken off the list.
@@ -252,13 +253,19 @@ def _exercise_problems(path: Path) -> list[str]:
 
     chapter = _chapter(path)
     siblings = [p for p in NOTEBOOKS if _chapter(p) == chapter]
+    problems_tags: list[str] = []
     used = set()
     for p in siblings:
         for cell in _load(p)["cells"]:
             if cell["cell_type"] == "code":
                 used |= set(re.findall(rf"""["']({chapter}\.[a-z_][a-z0-9_]*)["']""", _source(cell)))
+    for index, cell in enumerate(_load(path)["cells"]):  # the student edition finds them by tag
+        if cell["cell_type"] == "code" and re.search(rf"""\b(show|check)\(\s*["']ch\d\d\.""", _source(cell)) \
+                and "exercise" not in _tags(cell):
+            problems_tags.append(f"cell {index} works on an exercise but is not tagged 'exercise'")
     registered = {i: ex for i, ex in all_exercises().items() if ex.chapter == chapter}
-    problems = [f"{i} is used in the notebook but not registered" for i in sorted(used - set(registered))]
+    problems = problems_tags + [f"{i} is used in the notebook but not registered"
+                                for i in sorted(used - set(registered))]
     problems += [f"{i} is registered but no notebook of {chapter} uses it" for i in sorted(set(registered) - used)]
     kinds = {registered[i].kind for i in used if i in registered}
     n = len(used & set(registered))
@@ -344,3 +351,12 @@ def test_ruff_check_reports_unformatted_cells(tmp_path):
     nb.cells[1].source = "y = [1, 2, 3]"
     nbformat.write(nb, path)
     assert _ruff_problems(path) == []
+
+
+def test_checker_wants_exercise_cells_tagged(tmp_path):
+    path = tmp_path / "00_x.ipynb"
+    path.write_text(json.dumps(_nb(_code('show("ch00.coverage")'),
+                                   _code('check("ch00.coverage", f)', tags=["exercise"]))))
+    problems = _exercise_problems(path)
+    assert "cell 0 works on an exercise but is not tagged 'exercise'" in problems
+    assert not any(p.startswith("cell 1") for p in problems)
