@@ -72,6 +72,8 @@ def toys():
                  rtol=0.0, atol=0.05, unit=".0%", explanation="Because the tail is long and thin."),
         Exercise(id="ch99.guess_measured", title="Guess a count", prompt="How many?", kind="predict",
                  rtol=0.1, atol=0.0, measure=lambda: 120),
+        Exercise(id="ch99.which_wins", title="Which wins", prompt="Which model wins?", kind="predict",
+                 explanation="Smoothing."),
         Exercise(id="ch99.choice", title="Which one", prompt="Which is a type?", kind="concept",
                  choices={"a": "every occurrence", "b": "a distinct word"}, answer="b",
                  hint=("think of a dictionary",), explanation="A type is a distinct word form."),
@@ -111,7 +113,7 @@ def test_kinds_default_to_implement_and_are_validated(toys):
 
 def test_kinds_summary_counts_per_chapter(toys):
     counts = exercises.kinds("ch99")["ch99"]
-    assert counts == {"implement": 1, "debug": 1, "derive": 2, "predict": 2, "concept": 2, "extend": 2}
+    assert counts == {"implement": 1, "debug": 1, "derive": 2, "predict": 3, "concept": 2, "extend": 2}
     assert set(exercises.kinds()) >= {"ch00", "ch99"}
 
 
@@ -197,6 +199,13 @@ def test_predict_with_a_registered_measurement(toys, capsys):
     assert check("ch99.guess_measured", 110)  # within 10 %
     assert not check("ch99.guess_measured", 200)
     assert "the measurement is 0.6 times your guess" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_predict_a_word(toys, capsys):
+    assert not check("ch99.which_wins", "MLE", measured="KN")
+    out = capsys.readouterr().out
+    assert "✗ ch99.which_wins: you predicted 'MLE', the experiment measured 'KN'." in out and "within" not in out
+    assert check("ch99.which_wins", "KN", measured="KN")
 
 
 def test_concept_choice(toys, capsys):

@@ -265,10 +265,13 @@ def _report(ex: Exercise, result: CheckResult) -> None:
         if result.measured is None:  # nothing was compared
             print(f"✗ {ex.id}: {result.failures[0]}.")
             return
-        tol = _tolerance_text(ex)
-        verdict = f"close enough (within {tol})" if result.passed else f"not within {tol}"
         mark = "✓" if result.passed else "✗"
-        print(f"{mark} {ex.id}: {result.failures[0]} — {verdict}.")
+        if result.error is None:  # a word or a choice: right or not
+            print(f"{mark} {ex.id}: {result.failures[0]}.")
+        else:
+            tol = _tolerance_text(ex)
+            verdict = f"close enough (within {tol})" if result.passed else f"not within {tol}"
+            print(f"{mark} {ex.id}: {result.failures[0]} — {verdict}.")
         if ex.explanation:
             print(textwrap.dedent(ex.explanation).strip())
         return
