@@ -108,6 +108,8 @@ def test_kinds_default_to_implement_and_are_validated(toys):
         register(Exercise(id="ch99.bad", title="t", prompt="p", kind="predict", answer=1))
     with pytest.raises(ValueError, match="at least one case"):
         register(Exercise(id="ch99.bad", title="t", prompt="p", kind="debug", stub=print))
+    with pytest.raises(ValueError, match="needs stub="):
+        register(Exercise(id="ch99.bad", title="t", prompt="p", kind="extend", cases=[((1,), 1)]))
     assert "ch99.bad" not in exercises.all_ids()
 
 
