@@ -52,8 +52,8 @@ def toys():
 
     rng = np.random.default_rng(0)
     vu = [(rng.normal(size=3), rng.normal(size=3)) for _ in range(2)]
-    grad_cases = [Case(args=(v, u), expected=(numeric_gradient(lambda x: _loss(x, u), v),
-                                              numeric_gradient(lambda x: _loss(v, x), u)),
+    grad_cases = [Case(args=(v, u), expected=(numeric_gradient(lambda x, u=u: _loss(x, u), v),
+                                              numeric_gradient(lambda x, v=v: _loss(v, x), u)),
                        label=f"random vectors {k}") for k, (v, u) in enumerate(vu)]
     made = [
         Exercise(id="ch99.mean", title="Mean", prompt="Return the mean.", stub=mean, hint=HINTS,

@@ -10,7 +10,7 @@ import torch
 
 import solutions
 from companion import exercises
-from companion.exercises import FUNCTION_KINDS, Case, Exercise, check, compare, get, register, show, unregister
+from companion.exercises import Case, Exercise, check, compare, get, register, show, unregister
 
 ALL_IDS = exercises.all_ids()
 FUNCTION_IDS = [i for i in ALL_IDS if get(i).has_cases]

@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -97,7 +97,7 @@ def _squash(text: str) -> str:
 # --------------------------------------------------------------------------- what must not show
 
 
-@lru_cache(maxsize=None)
+@cache
 def _secrets(chapter: str) -> tuple[tuple[str, str], ...]:
     """(what, text) pairs that must not appear in a chapter's stored outputs: every hint tier
     and explanation of every exercise, and the distinctive lines of the chapter's solutions."""
@@ -149,7 +149,7 @@ def _scalars(value, depth: int = 0):
             yield from _scalars(v, depth + 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _answers(chapter: str) -> tuple[tuple[str, str], ...]:
     """Reprs of values the chapter's reference solutions return on the hidden cases (long
     floats and large integers only: short ones occur everywhere by chance)."""
@@ -260,7 +260,7 @@ def _exercise_problems(path: Path) -> list[str]:
             if cell["cell_type"] == "code":
                 used |= set(re.findall(rf"""["']({chapter}\.[a-z_][a-z0-9_]*)["']""", _source(cell)))
     for index, cell in enumerate(_load(path)["cells"]):  # the student edition finds them by tag
-        if cell["cell_type"] == "code" and re.search(rf"""\b(show|check)\(\s*["']ch\d\d\.""", _source(cell)) \
+        if cell["cell_type"] == "code" and re.search(r"""\b(show|check)\(\s*["']ch\d\d\.""", _source(cell)) \
                 and "exercise" not in _tags(cell):
             problems_tags.append(f"cell {index} works on an exercise but is not tagged 'exercise'")
     registered = {i: ex for i, ex in all_exercises().items() if ex.chapter == chapter}

@@ -37,6 +37,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from .core import (
+    _MISSING,
     FUNCTION_KINDS,
     KINDS,
     Case,
@@ -44,7 +45,6 @@ from .core import (
     Exercise,
     UnknownExerciseError,
     _is_real,
-    _MISSING,
     compare,
     normalise_choice,
     numeric_gradient,

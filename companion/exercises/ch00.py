@@ -3,8 +3,6 @@ Zipf's law, the type/token ratio), so that a reader meets every exercise mechani
 
 from __future__ import annotations
 
-
-
 from .core import Case, Exercise, register
 
 # --------------------------------------------------------------------------- implement
