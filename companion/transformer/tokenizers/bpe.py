@@ -279,7 +279,9 @@ class BPE:
 
     ``tokenize`` splits on whitespace and segments each word; ``decode`` joins the pieces and
     turns each ``</w>`` into a space, so ``decode(encode(x)) == " ".join(x.split())`` whenever
-    every character of ``x`` was seen in training (unseen ones become ``<unk>``).
+    every symbol of ``x`` was seen in training; an unseen one becomes ``<unk>``. (A character seen
+    only inside words has no ``c</w>`` symbol, so at the end of a word it is unknown too, as in
+    subword-nmt and HF.)
 
     Example: ``BPE.train("low lower lowest " * 5, num_merges=10).tokenize("lowest")``.
     """
@@ -299,6 +301,7 @@ class BPE:
         self.inverse = {i: s for s, i in self.vocab.items()}
         self.end_of_word, self.unk = end_of_word, unk
         self._cache: dict[str, list[str]] = {}
+        self.merge_counts: list[int] | None = None  # how often each merge occurred (if trained here)
 
     @classmethod
     def train(cls, text: str | Iterable[str], *, vocab_size: int | None = None, num_merges: int | None = None,
@@ -311,7 +314,9 @@ class BPE:
         vocab_size = None if vocab_size is None else vocab_size - 1  # <unk> takes one entry
         learned = learn_merges(table, vocab_size=vocab_size, num_merges=num_merges, alphabet=chars,
                                min_frequency=min_frequency, incremental=incremental)
-        return cls(learned.merges, [UNK, *learned.symbols], end_of_word=end_of_word)
+        bpe = cls(learned.merges, [UNK, *learned.symbols], end_of_word=end_of_word)
+        bpe.merge_counts = learned.counts
+        return bpe
 
     def __len__(self) -> int:
         return len(self.vocab)

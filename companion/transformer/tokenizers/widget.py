@@ -68,7 +68,7 @@ class MergeStepper:
             self._shown = None
             return
         shown = (self.choice.value, self.word.value)
-        if self._shown is not None and shown != self._shown:
+        if shown != self._shown:  # (also after an error, when nothing is shown)
             self.step.unobserve(self.update, names="value")  # these two assignments are not moves
             self.step.max = n
             self.step.value = n
