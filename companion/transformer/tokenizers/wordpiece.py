@@ -192,16 +192,23 @@ class WordPiece:
         return ids, [0] * len(a) + [1] * len(b or [])
 
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False, clean_up: bool = True) -> str:
-        """Join the pieces (``##`` continuations glued to the previous piece); ``clean_up`` removes
-        the space before punctuation and English contractions, as HF's decode does by default."""
+        """Join the pieces: ``##`` continuations glue to the previous piece, others get a space.
+        ``clean_up`` drops that space before ``.`` ``?`` ``!`` ``,`` — applied token by token, as
+        HF tokenizers' WordPiece decoder does (so ``can ' t`` stays as it is)."""
         try:
             tokens = [self.inverse[int(i)] for i in ids]
         except KeyError as err:
             raise ValueError(f"id {err.args[0]} is not in the vocabulary (0..{len(self.vocab) - 1})") from None
         if skip_special_tokens:
             tokens = [t for t in tokens if t not in self.specials]
-        text = " ".join(tokens).replace(" ##", "").strip()
-        if clean_up:
-            for old, new in _CLEANUPS:
-                text = text.replace(old, new)
-        return text
+        out = []
+        for i, tok in enumerate(tokens):
+            if i and tok.startswith("##"):
+                out.append(tok[2:])
+                continue
+            piece = " " + tok if i else tok
+            if clean_up:
+                for old, new in _CLEANUPS:
+                    piece = piece.replace(old, new)
+            out.append(piece)
+        return "".join(out)
