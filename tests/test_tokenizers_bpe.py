@@ -19,7 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.transformer.tokenizers import BPE, apply_merges, learn_merges, merge_steps, word_counts
+from companion.transformer.tokenizers import (
+    BPE,
+    apply_merges,
+    learn_merges,
+    merge_steps,
+    word_counts,
+)
 
 # The toy vocabulary of Sennrich et al.'s Algorithm 1 (end of word as a separate symbol).
 PAPER = {("l", "o", "w", "</w>"): 5, ("l", "o", "w", "e", "r", "</w>"): 2,

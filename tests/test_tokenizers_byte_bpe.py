@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.transformer.tokenizers import GPT2_PATTERN, ByteLevelBPE, bytes_to_unicode, read_merges
+from companion.transformer.tokenizers import (
+    GPT2_PATTERN,
+    ByteLevelBPE,
+    bytes_to_unicode,
+    read_merges,
+)
 
 AWKWARD = [
     "Hello world", "", " ", "  leading and trailing  ", "tabs\tand\t\ttabs", "crlf\r\nline\r\n",

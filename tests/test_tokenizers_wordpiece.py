@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.transformer.tokenizers import BasicTokenizer, WordPiece, read_vocab, wordpiece_split
+from companion.transformer.tokenizers import (
+    BasicTokenizer,
+    WordPiece,
+    read_vocab,
+    wordpiece_split,
+)
 
 AWKWARD = [
     "Hello, world!", "", "   ", "Héllo WÖRLD naïve café", "don't stop-believing (1999)...",

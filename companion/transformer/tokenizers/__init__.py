@@ -10,15 +10,48 @@ benchmarks.
 """
 
 from .basic import BasicTokenizer
-from .bpe import BPE, END_OF_WORD, LearnedMerges, MergeStep, apply_merges, learn_merges, merge_steps, word_counts
-from .byte_bpe import ENDOFTEXT, GPT2_PATTERN, ByteLevelBPE, bytes_to_unicode, read_merges
+from .bpe import (
+    BPE,
+    END_OF_WORD,
+    LearnedMerges,
+    MergeStep,
+    apply_merges,
+    learn_merges,
+    merge_steps,
+    word_counts,
+)
+from .byte_bpe import (
+    ENDOFTEXT,
+    GPT2_PATTERN,
+    ByteLevelBPE,
+    bytes_to_unicode,
+    read_merges,
+)
 from .compare import compare_splits, tokens_per_word
 from .widget import MergeStepper, merge_stepper_widget, stepper_html
 from .wordpiece import WordPiece, read_vocab, wordpiece_split
 
 __all__ = [
-    "BPE", "BasicTokenizer", "ByteLevelBPE", "END_OF_WORD", "ENDOFTEXT", "GPT2_PATTERN", "LearnedMerges",
-    "MergeStep", "MergeStepper", "WordPiece", "apply_merges", "bytes_to_unicode", "compare_splits",
-    "learn_merges", "merge_stepper_widget", "merge_steps", "read_merges", "read_vocab", "stepper_html",
-    "tokens_per_word", "word_counts", "wordpiece_split",
+    "BPE",
+    "ENDOFTEXT",
+    "END_OF_WORD",
+    "GPT2_PATTERN",
+    "BasicTokenizer",
+    "ByteLevelBPE",
+    "LearnedMerges",
+    "MergeStep",
+    "MergeStepper",
+    "WordPiece",
+    "apply_merges",
+    "bytes_to_unicode",
+    "compare_splits",
+    "learn_merges",
+    "merge_stepper_widget",
+    "merge_steps",
+    "read_merges",
+    "read_vocab",
+    "stepper_html",
+    "tokens_per_word",
+    "word_counts",
+    "wordpiece_split",
 ]

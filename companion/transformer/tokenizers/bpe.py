@@ -25,6 +25,7 @@ agreement.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -140,7 +141,7 @@ def _incremental(words, freqs, symbols, ids, vocab_size, num_merges, min_frequen
     pair_counts: Counter[tuple[int, int]] = Counter()
     where: dict[tuple[int, int], set[int]] = {}  # pair -> indices of words that (may) contain it
     for wi, (w, f) in enumerate(zip(words, freqs)):
-        for p in zip(w, w[1:]):
+        for p in itertools.pairwise(w):
             pair_counts[p] += f
             where.setdefault(p, set()).add(wi)
     heap = [(-c, a, b) for (a, b), c in pair_counts.items()]
@@ -161,14 +162,14 @@ def _incremental(words, freqs, symbols, ids, vocab_size, num_merges, min_frequen
         touched: set[tuple[int, int]] = set()
         for wi in where.pop((a, b), ()):
             w = words[wi]
-            if not any(x == a and y == b for x, y in zip(w, w[1:])):
+            if not any(x == a and y == b for x, y in itertools.pairwise(w)):
                 continue  # the index is a superset: the word lost the pair to an earlier merge
             f = freqs[wi]
-            for p in zip(w, w[1:]):
+            for p in itertools.pairwise(w):
                 pair_counts[p] -= f
                 touched.add(p)
             w = words[wi] = _merge_word(w, a, b, new)
-            for p in zip(w, w[1:]):
+            for p in itertools.pairwise(w):
                 pair_counts[p] += f
                 touched.add(p)
                 where.setdefault(p, set()).add(wi)
@@ -186,7 +187,7 @@ def _naive(words, freqs, symbols, ids, vocab_size, num_merges, min_frequency, jo
     while not _done(symbols, merges, vocab_size, num_merges):
         pair_counts: Counter[tuple[int, int]] = Counter()
         for w, f in zip(words, freqs):  # recount everything, every time
-            for p in zip(w, w[1:]):
+            for p in itertools.pairwise(w):
                 pair_counts[p] += f
         if not pair_counts:
             break
@@ -208,7 +209,7 @@ def apply_merges(symbols: Sequence[str], ranks: Mapping[Pair, int]) -> list[str]
     left to right) until no pair has a rank. Equal to applying the merges in training order."""
     word = list(symbols)
     while len(word) > 1:
-        best = min(zip(word, word[1:]), key=lambda p: ranks.get(p, float("inf")))
+        best = min(itertools.pairwise(word), key=lambda p: ranks.get(p, float("inf")))
         if best not in ranks:
             break
         a, b = best
@@ -239,7 +240,7 @@ def merge_steps(symbols: Sequence[str], ranks: Mapping[Pair, int]) -> list[Merge
     word = list(symbols)
     steps = [MergeStep(None, None, tuple(word))]
     while len(word) > 1:
-        best = min(zip(word, word[1:]), key=lambda p: ranks.get(p, float("inf")))
+        best = min(itertools.pairwise(word), key=lambda p: ranks.get(p, float("inf")))
         if best not in ranks:
             break
         word = _merge_strs(word, best)
