@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 
-from companion.transformer.tokenizers import GPT2_PATTERN, BPE, ByteLevelBPE, WordPiece
+from companion.transformer.tokenizers import BPE, GPT2_PATTERN, ByteLevelBPE, WordPiece
 
 
 def _best(fn, repeats: int) -> tuple[float, object]:
