@@ -3,7 +3,9 @@
 * language models: :func:`perplexity`, :func:`perplexity_of` (cross-entropy in nats -> PPL);
 * word vectors: :func:`word_similarity` (Spearman's ρ against human scores), :func:`analogy`
   (3CosAdd / 3CosMul), :func:`nearest_neighbours`, and :func:`compare_embeddings`, which puts
-  many embedding sets on one table.
+  many embedding sets on one table;
+* sentence vectors: :func:`senteval` (SentEval-style linear probes and STS correlations for any
+  ``encode(list[str])`` function).
 
 Vectors are a [V, d] tensor or array; an index is a ``Vocab`` or a dict word -> row. Every
 function takes ``device`` and works batched on the GPU as on the CPU.
@@ -14,10 +16,15 @@ from .compare import compare_embeddings
 from .perplexity import bits_per_token, cross_entropy_nats, evaluate_nll, perplexity, perplexity_of
 from .similarity import SimilarityResult, average_ranks, nearest_neighbours, spearman, word_similarity
 from ._vectors import as_matrix, unit_rows
+from .senteval import SENTEVAL_TASKS, EncoderCache, ProbeConfig, SentEvalReport, senteval
 
 __all__ = [
     "METHODS",
     "AnalogyResult",
+    "EncoderCache",
+    "ProbeConfig",
+    "SENTEVAL_TASKS",
+    "SentEvalReport",
     "SimilarityResult",
     "analogy",
     "analogy_scores",
@@ -31,6 +38,7 @@ __all__ = [
     "nearest_neighbours",
     "perplexity",
     "perplexity_of",
+    "senteval",
     "spearman",
     "unit_rows",
     "word_similarity",
