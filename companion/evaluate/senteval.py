@@ -18,12 +18,13 @@ standardised on the training part (SentEval does not; it helps lbfgs converge, a
 probe's accuracy is unchanged by it up to the regulariser's scale). Scores are reported on
 SentEval's scale: accuracy and F1 in percent, correlations times 100.
 
-**Spread.** Logistic regression is convex, so a probe has no seed of its own. The spread we report
-is that of the data: over the outer folds for the cross-validated tasks, and over ``seeds`` for the
-split tasks, where each seed draws its own training subsample (at ``BOOK_SCALE`` ci and laptop the
-training sets are subsampled; with the full training set every seed gives the same number and the
-spread is 0 -- said, not hidden). Dev and test subsamples are drawn once (seed 0), so every
-encoder is scored on the same examples.
+**Spread.** Logistic regression is convex, so a probe has no seed of its own; the spread we report
+is that of the data. Cross-validated tasks: the score is the mean over the outer folds and the
+spread their standard deviation (SentEval's protocol). Split tasks: the score is that of the probe
+trained on the training set (subsampled at ``BOOK_SCALE`` ci and laptop), and the spread is the
+standard deviation over ``seeds`` of probes trained on bootstrap resamples of it -- how much the
+score depends on which training examples the probe saw. Dev and test subsamples are drawn once
+(seed 0), so every encoder is scored on the same examples.
 
 Every distinct sentence is encoded once per encoder (:class:`EncoderCache`), in batches of
 similar length; SICK-R and SICK-E share their sentences.
@@ -73,7 +74,8 @@ class ProbeConfig:
 
     Attributes:
         c_grid: inverse L2 strengths tried (SentEval: 2^-2 .. 2^3).
-        seeds: one run per seed on the split tasks (each draws its training subsample).
+        seeds: one bootstrap resample of the training set per seed on the split tasks (the
+            spread); the cross-validated tasks use ``seeds[0]`` for their folds.
         inner_folds: k of the inner cross-validation that chooses ``C`` where there is no dev
             split (SentEval uses 10; fewer is faster).
         outer_folds: folds of the tasks without a split; ``None``: the task's ``cv_folds`` (10).
@@ -119,8 +121,10 @@ class ProbeConfig:
     def for_scale(cls, scale: str | None = None, **overrides: Any) -> ProbeConfig:
         """The book's settings for ``BOOK_SCALE`` (or ``scale``), with ``overrides`` on top.
 
-        ci: a few hundred examples per split, inner 3-fold; laptop: up to 2,000 training and
-        1,000 test examples, inner 5-fold; gpu: every example and SentEval's inner 10-fold.
+        ci: a few hundred examples per split, inner 3-fold; laptop: up to 1,000 training and
+        500 test examples (1,000 for the cross-validated tasks), inner 5-fold -- about 18,000
+        distinct sentences over the ten tasks, a few minutes for a small Transformer on two CPU
+        cores; gpu: every example and SentEval's inner 10-fold.
         """
         base = pick(
             ci={"max_train": 400, "max_dev": 200, "max_test": 300, "max_all": 500, "inner_folds": 3},
@@ -268,12 +272,13 @@ class TaskResult:
     Attributes:
         task: task name (``"mr"``...).
         metric: ``"accuracy"`` (percent) or ``"spearman"`` (ρ x 100, the trained probe).
-        mean, sd: over ``runs`` (sd 0 for a single run).
-        runs: one score per fold or seed.
+        mean, sd: cross-validated tasks: mean and sd over the folds; split tasks: the score of
+            the probe trained on the whole training set, and the sd over the bootstrap runs.
+        runs: one score per outer fold (cross-validated tasks) or per bootstrap resample.
         n_train, n_test: examples the probe was trained and scored on (per run).
         extra: further scores, e.g. ``{"f1": ..., "f1 sd": ...}`` for MRPC, ``{"cosine": ...,
             "pearson": ...}`` for the relatedness tasks.
-        c_chosen: the ``C`` picked in each run.
+        c_chosen: the ``C`` picked in each fit (split tasks: the main fit first).
     """
 
     task: str
@@ -553,58 +558,65 @@ def _classify_cv(task: TaskData, cache: EncoderCache, cfg: ProbeConfig) -> TaskR
                       c_chosen=cs)
 
 
+def _bootstrap(n: int, seed: int) -> np.ndarray:
+    """Indices of a bootstrap resample (n draws with replacement), seeded."""
+    return np.random.default_rng([seed, 7919]).integers(0, n, size=n)
+
+
 def _classify_split(task: TaskData, cache: EncoderCache, cfg: ProbeConfig) -> TaskResult:
     test = _subsample(task.splits["test"], cfg.max_test, 0)
     x_te, y_te = _features(task, test, cache, cfg)[2], _labels(task, test)
     dev = _subsample(task.splits["dev"], cfg.max_dev, 0) if "dev" in task.splits else None
     if dev is not None:
         x_dev, y_dev = _features(task, dev, cache, cfg)[2], _labels(task, dev)
-    accs, f1s, cs, n_train = [], [], [], 0
-    for seed in cfg.seeds:
-        train = _subsample(task.splits["train"], cfg.max_train, seed)
-        x_tr, y_tr = _features(task, train, cache, cfg)[2], _labels(task, train)
+    train = _subsample(task.splits["train"], cfg.max_train, 0)
+    x_all, y_all = _features(task, train, cache, cfg)[2], _labels(task, train)
+
+    def run(idx: np.ndarray | None, seed: int) -> tuple[float, float, float]:
+        x_tr, y_tr = (x_all, y_all) if idx is None else (x_all[idx], y_all[idx])
         if dev is not None:
             c = choose_c_on_split(x_tr, y_tr, x_dev, y_dev, cfg)
         else:
             c = choose_c_kfold(x_tr, y_tr, cfg, seed=seed)
         pred = _fit_predict_classes(x_tr, y_tr, x_te, c, cfg)
-        accs.append(100.0 * float((pred == y_te).mean()))
-        f1s.append(100.0 * _f1_binary(y_te, pred))
-        cs.append(c)
-        n_train = len(train)
-    mean, sd = _mean_sd(accs)
+        return 100.0 * float((pred == y_te).mean()), 100.0 * _f1_binary(y_te, pred), c
+
+    acc, f1, c = run(None, 0)
+    boot = [run(_bootstrap(len(train), s), s) for s in cfg.seeds]
     extra = {}
     if task.name == "mrpc" or task.metric == "f1":
-        extra["f1"], extra["f1 sd"] = _mean_sd(f1s)
-    return TaskResult(task.name, "accuracy", mean, sd, accs, n_train, len(test), extra, cs)
+        extra["f1"], extra["f1 sd"] = f1, _mean_sd([b[1] for b in boot])[1]
+    return TaskResult(task.name, "accuracy", acc, _mean_sd([b[0] for b in boot])[1], [b[0] for b in boot],
+                      len(train), len(test), extra, [c] + [b[2] for b in boot])
 
 
 def _relatedness(task: TaskData, cache: EncoderCache, cfg: ProbeConfig) -> TaskResult:
     if "dev" not in task.splits:
         raise ValueError(f"relatedness task {task.name!r} needs a dev split to choose C")
+    if task.kind != "pair":
+        raise ValueError(f"relatedness task {task.name!r} must be a pair task")
     test = _subsample(task.splits["test"], cfg.max_test, 0)
     dev = _subsample(task.splits["dev"], cfg.max_dev, 0)
     u_te, v_te, x_te = _features(task, test, cache, cfg)
     y_te = _labels(task, test)
     x_dev, y_dev = _features(task, dev, cache, cfg)[2], _labels(task, dev)
-    if task.kind != "pair":
-        raise ValueError(f"relatedness task {task.name!r} must be a pair task")
     # unsupervised: cosine of the two sentence vectors (a zero vector has cosine 0)
     norms = np.linalg.norm(u_te, axis=1) * np.linalg.norm(v_te, axis=1)
     cos = np.where(norms > 0, (u_te * v_te).sum(axis=1) / np.maximum(norms, 1e-30), 0.0)
-    rhos, pears, cs, n_train = [], [], [], 0
-    for seed in cfg.seeds:
-        train = _subsample(task.splits["train"], cfg.max_train, seed)
-        x_tr, y_tr = _features(task, train, cache, cfg)[2], _labels(task, train)
+    train = _subsample(task.splits["train"], cfg.max_train, 0)
+    x_all, y_all = _features(task, train, cache, cfg)[2], _labels(task, train)
+
+    def run(idx: np.ndarray | None) -> tuple[float, float, float]:
+        x_tr, y_tr = (x_all, y_all) if idx is None else (x_all[idx], y_all[idx])
         pred, c = relatedness_probe(x_tr, y_tr, x_dev, y_dev, x_te, cfg)
-        rhos.append(100.0 * spearman(pred, y_te))
-        pears.append(100.0 * _pearson(pred, y_te))
-        cs.append(c)
-        n_train = len(train)
-    mean, sd = _mean_sd(rhos)
+        return 100.0 * spearman(pred, y_te), 100.0 * _pearson(pred, y_te), c
+
+    rho, r, c = run(None)
+    boot = [run(_bootstrap(len(train), s)) for s in cfg.seeds]
     extra = {"cosine": 100.0 * spearman(cos, y_te), "cosine pearson": 100.0 * _pearson(cos, y_te),
-             "pearson": _mean_sd(pears)[0]}
-    return TaskResult(task.name, "spearman", mean, sd, rhos, n_train, len(test), extra, cs)
+             "pearson": r}
+    return TaskResult(task.name, "spearman", rho, _mean_sd([b[0] for b in boot])[1], [b[0] for b in boot],
+                      len(train), len(test), extra, [c] + [b[2] for b in boot])
 
 
 def evaluate_task(task: TaskData, cache: EncoderCache, config: ProbeConfig) -> TaskResult:
