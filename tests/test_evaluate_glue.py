@@ -106,3 +106,18 @@ def test_bad_tasks():
         load_glue(TaskData("x", {"all": [Example("a", 0)]}, ("a", "b"), "single", "accuracy"), "ci")
     with pytest.raises(ValueError, match="split must be"):
         load_glue(big_task(), "ci").split("validation")
+
+
+@pytest.mark.slow
+def test_real_tasks_use_the_recorded_examples():
+    """Every chapter fine-tunes and tests on the same examples: the subsamples of the real tasks
+    still hash to the fingerprints recorded in rows/glue_lite_specs.json (a changed loader or
+    file would silently change the GLUE-lite numbers otherwise)."""
+    from companion.evaluate.glue import GLUE_TASKS, stored_specs
+
+    stored = stored_specs()
+    for scale in ("ci", "laptop"):
+        for task in GLUE_TASKS:
+            spec = load_glue(task, scale).spec
+            assert spec.fingerprint == stored[scale][task]["fingerprint"], (scale, task)
+            assert spec.sizes == stored[scale][task]["sizes"]

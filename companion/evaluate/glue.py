@@ -25,8 +25,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -42,6 +45,7 @@ GLUE_SIZES: dict[str, dict[str, int] | None] = {  # examples per split; None: ev
     "laptop": {"train": 2000, "dev": 500, "test": 1000},
     "gpu": None,
 }
+SPECS_FILE = Path(__file__).resolve().parent / "rows" / "glue_lite_specs.json"
 CARVED_DEV = 500  # a task without a dev split: this many training examples become dev (gpu scale)
 SEED = 0
 
@@ -211,6 +215,28 @@ def load_glue(task: str | TaskData, scale: str | None = None, *, seed: int = SEE
     return GlueTask(task.name, splits["train"], splits["dev"], splits["test"], task.label_names, spec)
 
 
+def store_specs(scales: Sequence[str] = ("ci", "laptop"), path: Path = SPECS_FILE) -> dict:
+    """Record every task's fingerprint and sizes per scale (``glue_lite_specs.json``), so a later
+    change of the data or the loaders that would change the examples is caught by a test."""
+    out = {scale: {} for scale in scales}
+    for scale in scales:
+        for t in GLUE_TASKS:
+            spec = load_glue(t, scale).spec
+            out[scale][t] = {"fingerprint": spec.fingerprint, "sizes": spec.sizes, "sources": spec.sources,
+                             "seed": spec.seed}
+    text = json.dumps(out, indent=1, sort_keys=True) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".glue_specs.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return out
+
+
+def stored_specs(path: Path = SPECS_FILE) -> dict:
+    """The recorded fingerprints: ``{scale: {task: {"fingerprint", "sizes", "sources", "seed"}}}``."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 # --------------------------------------------------------------------------- evaluation
 def _check_predictions(task: GlueTask, pred: Sequence[float], n: int) -> np.ndarray:
     try:
@@ -311,5 +337,5 @@ def majority_baseline(tasks: Mapping[str, GlueTask]) -> Predict:
 __all__ = [
     "DISPLAY", "GLUE_SIZES", "GLUE_TASKS", "GlueReport", "GlueSpec", "GlueTask", "accuracy",
     "evaluate_glue", "f1_binary", "load_glue", "main_score", "majority_baseline", "pearson",
-    "task_metrics",
+    "store_specs", "stored_specs", "task_metrics",
 ]
