@@ -22,8 +22,8 @@ SentEval's scale: accuracy and F1 in percent, correlations times 100.
 is that of the data. Cross-validated tasks: the score is the mean over the outer folds and the
 spread their standard deviation (SentEval's protocol). Split tasks: the score is that of the probe
 trained on the training set (subsampled at ``BOOK_SCALE`` ci and laptop), and the spread is the
-standard deviation over ``seeds`` of probes trained on bootstrap resamples of it -- how much the
-score depends on which training examples the probe saw. Dev and test subsamples are drawn once
+standard deviation over ``seeds`` of probes trained on bootstrap resamples of it (at the ``C``
+chosen for the whole set) -- how much the score depends on which training examples the probe saw. Dev and test subsamples are drawn once
 (seed 0), so every encoder is scored on the same examples.
 
 Every distinct sentence is encoded once per encoder (:class:`EncoderCache`), in batches of
@@ -278,7 +278,8 @@ class TaskResult:
         n_train, n_test: examples the probe was trained and scored on (per run).
         extra: further scores, e.g. ``{"f1": ..., "f1 sd": ...}`` for MRPC, ``{"cosine": ...,
             "pearson": ...}`` for the relatedness tasks.
-        c_chosen: the ``C`` picked in each fit (split tasks: the main fit first).
+        c_chosen: the ``C`` picked: per outer fold (cross-validated tasks), else once (the
+            bootstrap runs of a classification task reuse it; the relatedness probe chooses per run).
     """
 
     task: str
@@ -572,22 +573,23 @@ def _classify_split(task: TaskData, cache: EncoderCache, cfg: ProbeConfig) -> Ta
     train = _subsample(task.splits["train"], cfg.max_train, 0)
     x_all, y_all = _features(task, train, cache, cfg)[2], _labels(task, train)
 
-    def run(idx: np.ndarray | None, seed: int) -> tuple[float, float, float]:
+    if dev is not None:
+        c = choose_c_on_split(x_all, y_all, x_dev, y_dev, cfg)
+    else:
+        c = choose_c_kfold(x_all, y_all, cfg, seed=cfg.seeds[0])
+
+    def run(idx: np.ndarray | None) -> tuple[float, float, float]:
         x_tr, y_tr = (x_all, y_all) if idx is None else (x_all[idx], y_all[idx])
-        if dev is not None:
-            c = choose_c_on_split(x_tr, y_tr, x_dev, y_dev, cfg)
-        else:
-            c = choose_c_kfold(x_tr, y_tr, cfg, seed=seed)
         pred = _fit_predict_classes(x_tr, y_tr, x_te, c, cfg)
         return 100.0 * float((pred == y_te).mean()), 100.0 * _f1_binary(y_te, pred), c
 
-    acc, f1, c = run(None, 0)
-    boot = [run(_bootstrap(len(train), s), s) for s in cfg.seeds]
+    acc, f1, _ = run(None)
+    boot = [run(_bootstrap(len(train), s)) for s in cfg.seeds]  # at the C chosen above
     extra = {}
     if task.name == "mrpc" or task.metric == "f1":
         extra["f1"], extra["f1 sd"] = f1, _mean_sd([b[1] for b in boot])[1]
     return TaskResult(task.name, "accuracy", acc, _mean_sd([b[0] for b in boot])[1], [b[0] for b in boot],
-                      len(train), len(test), extra, [c] + [b[2] for b in boot])
+                      len(train), len(test), extra, [c])
 
 
 def _relatedness(task: TaskData, cache: EncoderCache, cfg: ProbeConfig) -> TaskResult:
