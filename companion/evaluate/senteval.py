@@ -128,7 +128,7 @@ class ProbeConfig:
         """
         base = pick(
             ci={"max_train": 400, "max_dev": 200, "max_test": 300, "max_all": 500, "inner_folds": 3},
-            laptop={"max_train": 2000, "max_dev": 500, "max_test": 1000, "max_all": 2000, "inner_folds": 5},
+            laptop={"max_train": 1000, "max_dev": 300, "max_test": 500, "max_all": 1000, "inner_folds": 5},
             gpu={"max_train": None, "max_dev": None, "max_test": None, "max_all": None, "inner_folds": 10},
             scale=scale,
         )
