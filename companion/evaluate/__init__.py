@@ -11,7 +11,9 @@
 * the book's running tables: :class:`RunningTable` (rows stored in ``evaluate/rows/``).
 
 Vectors are a [V, d] tensor or array; an index is a ``Vocab`` or a dict word -> row. Every
-function takes ``device`` and works batched on the GPU as on the CPU.
+word-vector function takes ``device`` and works batched on the GPU as on the CPU. The sentence,
+GLUE-lite and tagging harnesses call the model they are given (on whatever device it lives) and
+fit their probes with scikit-learn on the CPU.
 """
 
 from .analogy import METHODS, AnalogyResult, analogy, analogy_scores, is_syntactic
