@@ -151,3 +151,36 @@ def retrieval_eval(lsa: LSA, queries: Sequence[Sequence[str]], relevant: np.ndar
             sc = np.where(exclude, -np.inf, sc)
         out[name] = np.array([average_precision(s, r) for s, r in zip(sc, relevant)])
     return out
+
+
+def brown_paragraphs(brown, min_words: int = 20) -> tuple[list[list[str]], np.ndarray, np.ndarray]:
+    """Brown's paragraphs as documents: lower-cased words that start with a letter, paragraphs
+    of at least ``min_words`` such words. Returns ``(documents, fileid of each, genre of each)``."""
+    docs, fids, genres = [], [], []
+    for f in brown.files:
+        for para in f.paras():
+            toks = [w.lower() for s in para for w in s if w[:1].isalpha()]
+            if len(toks) >= min_words:
+                docs.append(toks)
+                fids.append(f.fileid)
+                genres.append(f.genre_name)
+    return docs, np.array(fids), np.array(genres)
+
+
+def same_source_queries(documents: Sequence[Sequence[str]], sources: np.ndarray, n_queries: int,
+                        query_words: int = 8, stop_words: Sequence[str] = (), seed: int = 0):
+    """A retrieval test collection from the documents themselves: a query is the first
+    ``query_words`` non-stop words of a sampled document; the relevant documents are the *other*
+    documents of the same source (the query's own document is excluded from the ranking).
+
+    Returns ``(queries, relevant [n_queries, n_docs], exclude [n_queries, n_docs], query_doc)``."""
+    stop = set(stop_words)
+    rng = np.random.default_rng(seed)
+    n_docs = len(documents)
+    candidates = [i for i in range(n_docs) if (sources == sources[i]).sum() > 1]
+    picked = np.sort(rng.choice(candidates, size=min(n_queries, len(candidates)), replace=False))
+    queries = [[w for w in documents[i] if w not in stop][:query_words] for i in picked]
+    exclude = np.zeros((len(picked), n_docs), dtype=bool)
+    exclude[np.arange(len(picked)), picked] = True
+    relevant = (sources[None, :] == sources[picked][:, None]) & ~exclude
+    return queries, relevant, exclude, picked
