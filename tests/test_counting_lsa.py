@@ -37,7 +37,7 @@ def test_weighting_matches_scikit_learn(lsa):
 
 def test_svd_and_fold_in(lsa):
     x = lsa.tfidf.toarray().T  # terms x documents
-    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    _, s, vt = np.linalg.svd(x, full_matrices=False)
     np.testing.assert_allclose(lsa.s, s[:2], rtol=1e-6)
     # a document folded in as a query lands on its own row of V_k
     np.testing.assert_allclose(np.abs(lsa.fold_in([TOKS[3]])[0]), np.abs(vt[:2, 3]), atol=1e-6)

@@ -14,7 +14,12 @@ from scipy.stats import spearmanr
 from companion.counting import NGramCounts, unseen_ngram_share
 from companion.counting.brown_clusters import BrownConfig, brown_clusters
 from companion.counting.figures import interpolation_diagram, merge_tree
-from companion.counting.report import bootstrap_mean, class_table, prefix_table, unseen_share_interval
+from companion.counting.report import (
+    bootstrap_mean,
+    class_table,
+    prefix_table,
+    unseen_share_interval,
+)
 from companion.counting.vectors import bootstrap_rho_difference, pair_cosines
 
 TRAIN = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"], ["a", "dog", "ran", "far"]] * 3

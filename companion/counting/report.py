@@ -86,11 +86,11 @@ def perplexity_plot(ppl: pd.DataFrame, vocab_size: int):
     return fig
 
 
-def bengio_comparison(ppl: pd.DataFrame, extra: Mapping[tuple[str, int], float] = {}) -> pd.DataFrame:  # noqa: B006
+def bengio_comparison(ppl: pd.DataFrame, extra: Mapping[tuple[str, int], float] | None = None) -> pd.DataFrame:
     """Our test perplexities (plus ``extra`` rows such as the class-based models) next to
     Bengio et al.'s Table 1."""
     ours = ppl.round(1).astype(object)
-    for (m, n), v in extra.items():
+    for (m, n), v in (extra or {}).items():
         if m not in ours.index:
             ours.loc[m] = "—"
         ours.loc[m, n] = round(v, 1)
@@ -173,11 +173,12 @@ def nltk_comparison(split, n_train_tokens: int, n_test_tokens: int = 300) -> dic
     t0 = time.perf_counter()
     ours_ppl = ours.perplexity(split.test)
     ours_us = (time.perf_counter() - t0) / ours.encode(split.test).n_tokens * 1e6
-    return {"train tokens": n, "NLTK fit s": nltk_fit, "our fit s": ours_fit, "fit ratio": nltk_fit / ours_fit,
+    out = {"train tokens": n, "NLTK fit s": nltk_fit, "our fit s": ours_fit, "fit ratio": nltk_fit / ours_fit,
             "test tokens scored by NLTK": len(pairs), "NLTK ms per token": nltk_ms,
             "NLTK zero-probability share": float(np.mean(nltk_p == 0)), "our µs per token": ours_us,
             "speed ratio": nltk_ms * 1e3 / ours_us, "our perplexity": ours_ppl,
             "our discounts": ", ".join(f"{d:.2f}" for d in ours.discounts[:, 0])}
+    return {k: f"{v:.3g}" if isinstance(v, float) else v for k, v in out.items()}
 
 
 def bootstrap_mean(values: np.ndarray, n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:

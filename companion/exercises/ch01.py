@@ -53,8 +53,8 @@ register(Exercise(
     cases=_bigram_cases,
     stub=bigram_prob,
     hint=("Pad every sentence: ['<s>'] + s + ['</s>'].",
-          "zip the padded list with itself shifted by one to get the bigrams; count them and their "
-          "first words."),
+          ("zip the padded list with itself shifted by one to get the bigrams; count them and "
+           "their first words.")),
 ))
 
 # ---------------------------------------------------------------- 2. add-k
@@ -249,8 +249,8 @@ register(Exercise(
     cases=_ppmi_cases,
     stub=ppmi_matrix,
     hint=("P(w) P(c) for every cell is an outer product of the row and column probabilities.",
-          "Take the log under np.errstate(divide='ignore'), then np.maximum(pmi, 0) with "
-          "np.nan_to_num for the -inf cells."),
+          ("Take the log under np.errstate(divide='ignore'), then np.maximum(pmi, 0) with "
+           "np.nan_to_num for the -inf cells.")),
 ))
 
 # ---------------------------------------------------------------- 7. the mass add-k gives the unseen
