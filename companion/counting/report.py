@@ -19,7 +19,7 @@ from .ngram import NGramCounts
 BENGIO_2003 = {
     ("interpolated", 3): 336,  # deleted interpolation
     ("KN", 3): 323, ("KN", 4): 321, ("KN", 5): 321,  # back-off Kneser-Ney
-    ("class-based", 3): 312,  # the best class-based back-off trigram (500 classes)
+    ("class-based back-off (theirs, 500 classes)", 3): 312,  # their best class-based trigram
 }
 
 
@@ -94,10 +94,12 @@ def bengio_comparison(ppl: pd.DataFrame, extra: Mapping[tuple[str, int], float] 
         if m not in ours.index:
             ours.loc[m] = "—"
         ours.loc[m, n] = round(v, 1)
+    for m, _ in BENGIO_2003:  # a model of theirs we did not build still gets its row
+        if m not in ours.index:
+            ours.loc[m] = "—"
     theirs = pd.DataFrame("—", index=ours.index, columns=[3, 4, 5], dtype=object)
     for (m, n), v in BENGIO_2003.items():
-        if m in theirs.index:
-            theirs.loc[m, n] = v
+        theirs.loc[m, n] = v
     return pd.concat({"ours: n =": ours, "Bengio et al. 2003: n =": theirs}, axis=1)
 
 
