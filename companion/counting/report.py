@@ -37,7 +37,9 @@ def ngram_rank_plot(word_counts: Mapping[str, int], counts: NGramCounts):
         rows[n] = {"distinct n-grams": f"{len(c):,}", "seen once": f"{np.mean(c == 1):.1%}"}
     ax_r.set(xlabel="rank", ylabel="count", title="n-grams of the training split")
     ax_r.grid(alpha=0.3, which="both")
-    ax_r.legend(fontsize=8)
+    # a fixed corner: loc="best" over 10^6 points is slow and warns on a busy machine
+    ax_l.legend(fontsize=8, loc="lower left")
+    ax_r.legend(fontsize=8, loc="lower left")
     return fig, slope, pd.DataFrame(rows).rename_axis("n", axis=1)
 
 
