@@ -250,3 +250,27 @@ def unseen_share_interval(counts: NGramCounts, test: Sequence[Sequence[str]], n:
     shares = k[idx].sum(axis=1) / m[idx].sum(axis=1)
     lo, hi = np.quantile(shares, [0.025, 0.975])
     return float(k.sum() / m.sum()), float(lo), float(hi)
+
+
+def add_brown_rows(ppl: pd.DataFrame, class_ppl: Mapping[tuple[str, int], float], n_clusters: int,
+                   source: str = "notebooks/01a_ngram_models.ipynb", chapter: str = "01a") -> pd.DataFrame:
+    """Write chapter 1's rows into the book's running ``brown_ppl`` table (saved at laptop and
+    gpu scale, kept in memory at ci) and return the table as far as this chapter: every smoothing
+    method at n = 3 and 5, the class bigram model alone and mixed with modified Kneser-Ney.
+    Scores other chapters stored on the same rows (chapter 2's validation perplexities) are kept."""
+    from companion.evaluate.tables import RunningTable
+    from companion.scale import get_scale
+
+    table = RunningTable("brown_ppl")
+    scale = get_scale()
+    old = {r.model: r for r in table.rows(scale)}
+    rows: dict[str, float] = {f"{m}, n = {n}": ppl.loc[m, n] for m in ppl.index for n in (3, 5)}
+    for (model, n), value in class_ppl.items():
+        base = "class bigram" if model.startswith("class") else f"modified KN, n = {n} + class bigram"
+        rows[f"{base} (Brown clusters, C = {n_clusters})"] = value
+    for name, value in rows.items():
+        scores = dict(old[name].scores) if name in old else {}
+        scores["test"] = round(float(value), 1)
+        table.add(name, chapter=chapter, scores=scores, source=source)
+    frame = table.frame(scale)
+    return frame[frame["chapter"] <= chapter].drop(columns=["scale", "params", "train_time_s"])
