@@ -3,7 +3,7 @@
 Usage::
 
     python -m companion.execute notebooks/*.ipynb            # at $BOOK_SCALE (default laptop)
-    python -m companion.execute --scale ci notebooks/01_counting.ipynb
+    python -m companion.execute --scale ci notebooks/01a_ngram_models.ipynb
 
 Each notebook runs top to bottom in a fresh ``python3`` kernel of *this* Python environment
 (whatever kernelspecs are installed elsewhere), with the notebook's own folder as working

@@ -51,13 +51,18 @@ def test_built_from_stored_outputs_with_local_scripts() -> None:
 def test_chapters_are_globbed_and_sort_in_chapter_order() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     globs = [c["glob"] for part in toc["parts"] for c in part["chapters"] if "glob" in c]
-    assert globs == ["notebooks/[0-9][0-9]_*"]
+    assert globs == ["notebooks/[0-9][0-9]*_*"]
     names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert names, "no chapter notebooks"
-    bad = [n for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)]
-    assert not bad, f"chapter notebooks must be named NN_topic.ipynb (two digits): {bad}"
-    numbers = [int(n[:2]) for n in names]
-    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), names
+    # NN_topic, or NNa_topic / NNb_topic for a chapter split into two notebooks (CONTRACTS §5)
+    bad = [n for n in names if not re.fullmatch(r"\d\d[a-z]?_[a-z0-9_]+\.ipynb", n)]
+    assert not bad, f"chapter notebooks must be named NN_topic.ipynb or NNa_topic.ipynb: {bad}"
+    keys = [n.split("_", 1)[0] for n in names]
+    assert len(set(keys)) == len(keys), names
+    for key in keys:  # a split chapter has no unsplit notebook beside it, and starts at "a"
+        if len(key) == 3:
+            assert key[:2] not in keys, f"chapter {key[:2]} is both split and whole: {names}"
+            assert key[2] == "a" or f"{key[:2]}{chr(ord(key[2]) - 1)}" in keys, names
 
 
 def test_every_toc_file_exists() -> None:

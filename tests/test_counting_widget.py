@@ -58,3 +58,22 @@ def test_widget_updates_its_output_when_controls_change(zoo):
     assert w.output.value == text
     with pytest.raises(ValueError, match="not among"):
         generation_widget(zoo, methods=["KN"], method="MLE")
+
+
+def test_labels_are_not_cut(zoo):
+    w = generation_widget(zoo, n=2)
+    for control in (w.method, w.order, w.prompt, w.temperature, w.seed):
+        assert control.style.description_width == "initial", control.description
+
+
+def test_an_error_then_a_change_recovers(zoo):
+    w = generation_widget(zoo, prompt="the", n=2, seed=0, n_samples=2)
+    good = w.output.value
+    w.seed.value = -1  # numpy refuses a negative seed: the widget shows why and keeps running
+    assert "Cannot generate" in w.output.value and "<li>" not in w.output.value
+    w.temperature.value = 0.5  # another control changes while the error is shown: still an error
+    assert "Cannot generate" in w.output.value
+    w.seed.value = 0  # fixing the bad value brings the samples back, at the new temperature
+    assert w.output.value.startswith("<ol>") and w.output.value.count("<li>") == 2
+    w.temperature.value = 1.0
+    assert w.output.value == good

@@ -14,13 +14,20 @@ Models: :class:`MLE`, :class:`AddK` (:class:`Laplace`), :class:`JelinekMercer`,
 :func:`count_memory`. Word vectors: :func:`cooccurrence_matrix`, :func:`ppmi`,
 :func:`truncated_svd`, :func:`count_word_vectors`, :func:`similarity_table`. The text-generation
 widget: :class:`ModelZoo`, :func:`generate_for` (its callback), :func:`generation_widget`.
+Brown clustering and the class-based model: :func:`brown_clusters` (:class:`BrownConfig`),
+:class:`ClassBigramLM`, :class:`LinearMixture`, :func:`fit_mixture`. LSA (Deerwester et al.'s
+retrieval): :func:`fit_lsa`. The notebooks' plots and tables: ``companion.counting.report`` and
+``companion.counting.figures`` (imported on use: they need matplotlib).
 """
 
 from .addk import AddK, Laplace
 from .arpa import compare_with_arpa, read_arpa
+from .brown_clusters import BrownClusters, BrownConfig, brown_clusters
+from .class_lm import ClassBigramLM, LinearMixture, fit_mixture
 from .cooccurrence import Cooccurrence, cooccurrence_matrix
 from .generate import apply_temperature, generate_text, sample
 from .interpolation import JelinekMercer
+from .lsa import LSA, fit_lsa
 from .kneser_ney import KneserNey, ModifiedKneserNey, adjusted_counts, count_of_counts, modified_discounts
 from .lm import InterpolatedLM, NGramLM, unk_share
 from .mle import MLE
@@ -42,4 +49,6 @@ __all__ = [
     "one_hot", "perplexity_table", "ppmi", "read_arpa", "sample", "similarity_table", "sparse_neighbours",
     "svd_vectors", "tfidf", "time_build", "truncated_svd", "tune_add_k", "tune_jelinek_mercer",
     "unk_share", "unseen_ngram_share", "GenerationWidget", "ModelZoo", "generate_for", "generation_widget",
+    "BrownClusters", "BrownConfig", "brown_clusters", "ClassBigramLM", "LinearMixture", "fit_mixture",
+    "LSA", "fit_lsa",
 ]

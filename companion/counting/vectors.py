@@ -130,3 +130,42 @@ def sparse_neighbours(matrix: sp.spmatrix | np.ndarray, index: Mapping[str, int]
     cos[index[word]] = -np.inf
     top = np.argsort(-cos, kind="stable")[:k]
     return [(words[i], float(cos[i])) for i in top]
+
+
+def pair_cosines(matrix: sp.spmatrix | np.ndarray, index: Mapping[str, int],
+                 pairs: Sequence[tuple[str, str, float]]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Cosines of the benchmark pairs whose two words are in ``index``: ``(cosines, human
+    scores, positions of the pairs used)``."""
+    used = [i for i, (a, b, _) in enumerate(pairs) if a in index and b in index]
+    words = [w for i in used for w in pairs[i][:2]]
+    sub, sub_index = dense_rows(matrix, index, words)
+    unit = sub / np.maximum(np.linalg.norm(sub, axis=1, keepdims=True), 1e-30)
+    a = np.array([sub_index[pairs[i][0]] for i in used], dtype=np.int64)
+    b = np.array([sub_index[pairs[i][1]] for i in used], dtype=np.int64)
+    cos = np.einsum("ij,ij->i", unit[a], unit[b]).astype(np.float64)
+    return cos, np.array([pairs[i][2] for i in used], dtype=np.float64), used
+
+
+def bootstrap_rho_difference(spaces: Mapping[str, sp.spmatrix | np.ndarray], index: Mapping[str, int],
+                             pairs: Sequence[tuple[str, str, float]], a: str, b: str, *,
+                             n_boot: int = 1000, seed: int = 0) -> dict[str, float]:
+    """Spearman's ρ of space ``a`` minus that of space ``b`` on the pairs both cover, with a 95 %
+    bootstrap interval (the same resampled pairs for both spaces)."""
+    from scipy.stats import rankdata
+
+    ca, gold, used_a = pair_cosines(spaces[a], index, pairs)
+    cb, _, used_b = pair_cosines(spaces[b], index, pairs)
+    if used_a != used_b:
+        raise ValueError(f"spaces {a!r} and {b!r} cover different pairs; compare them on the same ones")
+
+    def rho(x: np.ndarray, y: np.ndarray) -> np.ndarray:  # row-wise Spearman
+        rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
+        rx = rx - rx.mean(axis=-1, keepdims=True)
+        ry = ry - ry.mean(axis=-1, keepdims=True)
+        return (rx * ry).sum(axis=-1) / np.sqrt((rx**2).sum(axis=-1) * (ry**2).sum(axis=-1))
+
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(gold), (n_boot, len(gold)))
+    diffs = rho(ca[idx], gold[idx]) - rho(cb[idx], gold[idx])
+    lo, hi = np.quantile(diffs, [0.025, 0.975])
+    return {"diff": float(rho(ca, gold) - rho(cb, gold)), "low": float(lo), "high": float(hi)}

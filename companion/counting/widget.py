@@ -99,12 +99,15 @@ def generation_widget(zoo: ModelZoo, *, methods: Iterable[str] | None = None, pr
     methods = list(methods) if methods is not None else zoo.methods
     if method not in methods:
         raise ValueError(f"method {method!r} is not among {methods}")
-    m = w.Dropdown(options=methods, value=method, description="smoothing")
-    o = w.IntSlider(value=n, min=1, max=zoo.counts.order, description="n", continuous_update=False)
-    p = w.Text(value=prompt, description="prompt", continuous_update=False)
+    # labels as wide as they need ("temperature" was cut to "temperat…" at the default width)
+    label = {"style": {"description_width": "initial"}}
+    m = w.Dropdown(options=methods, value=method, description="smoothing", **label)
+    o = w.IntSlider(value=n, min=1, max=zoo.counts.order, description="n", continuous_update=False,
+                    **label)
+    p = w.Text(value=prompt, description="prompt", continuous_update=False, **label)
     t = w.FloatSlider(value=temperature, min=0.0, max=2.0, step=0.1, description="temperature",
-                      continuous_update=False)
-    s = w.IntText(value=seed, description="seed")
+                      continuous_update=False, **label)
+    s = w.IntText(value=seed, description="seed", **label)
     out = w.HTML()
     box = w.VBox([w.HBox([m, o]), p, w.HBox([t, s]), out])
     gw = GenerationWidget(zoo, m, o, p, t, s, out, box, n_samples=n_samples)

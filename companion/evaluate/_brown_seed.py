@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-CH01 = "notebooks/01_counting.ipynb"
+CH01 = "notebooks/01a_ngram_models.ipynb"
 CH02 = "notebooks/02_neural_lm.ipynb"
 GPU_RESULT = "benchmarks/gpu/results/h200_ch02_gpu_scale.json"
-CELL_NGRAM = "5384e1b5"  # ch01: perplexity_table(...) -- test perplexity, method x n
+CELL_NGRAM = "291d15f6"  # ch01a: perplexity_table(...) -- test perplexity, method x n
 CELL_KN_VALID = "1c994b04"  # ch02: modified KN n = 3 / 5, valid and test
 CELL_MIX = "84698b51"  # ch02: the five neural models alone (valid) and mixed with the trigram
 CELL_CLAIM = "82228422"  # ch02: the best model alone on test

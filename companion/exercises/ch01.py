@@ -1,5 +1,8 @@
-"""Chapter 1's exercises: a bigram probability, add-k, perplexity, continuation counts,
-modified Kneser-Ney discounts, and PPMI."""
+"""Chapter 1's exercises. 1a (n-gram models): a bigram probability, add-k, the mass add-k
+gives the unseen (derive), perplexity, the share of unseen test trigrams (predict), continuation
+counts, why Kneser-Ney counts contexts (concept), modified Kneser-Ney discounts. 1b (count
+vectors): PPMI, folding a query into an LSA space (debug), why LSA matches a document without
+the query's words (concept), and an open task on windows and Brown-cluster features (extend)."""
 
 from __future__ import annotations
 
@@ -49,7 +52,9 @@ register(Exercise(
     """,
     cases=_bigram_cases,
     stub=bigram_prob,
-    hint="Build the padded list ['<s>'] + s + ['</s>'] and zip it with itself shifted by one.",
+    hint=("Pad every sentence: ['<s>'] + s + ['</s>'].",
+          ("zip the padded list with itself shifted by one to get the bigrams; count them and "
+           "their first words.")),
 ))
 
 # ---------------------------------------------------------------- 2. add-k
@@ -80,7 +85,8 @@ register(Exercise(
         Case(args=(7, 7, 13190, 0.01), expected=7.01 / (7 + 131.9), label="Brown's vocabulary, small k"),
     ],
     stub=add_k,
-    hint="(ngram_count + k) / (context_count + k * vocab_size).",
+    hint=("The numerator is the count plus k; the denominator must make the |V| estimates sum to 1.",
+          "Each of the |V| words gets k extra, so the context's total grows by k * |V|."),
 ))
 
 # ---------------------------------------------------------------- 3. perplexity
@@ -116,7 +122,8 @@ register(Exercise(
         Case(args=([1e-300] * 3,), expected=1e300, label="tiny probabilities (use logs, not a product)"),
     ],
     stub=perplexity,
-    hint="Sum math.log(p) (check p == 0 first), divide by len(probs), negate and take math.exp.",
+    hint=("A product of many small probabilities underflows to 0.0: work with logarithms.",
+          "Sum math.log(p) (check p == 0 first), divide by len(probs), negate and take math.exp."),
 ))
 
 # ---------------------------------------------------------------- 4. continuation counts
@@ -153,7 +160,8 @@ register(Exercise(
     """,
     cases=_continuation_cases,
     stub=continuation_count,
-    hint="len({v for v, w in bigrams if w == word}).",
+    hint=("Distinct words: collect them in a set.",
+          "The left neighbours of word are the v of the pairs (v, w) with w == word."),
 ))
 
 # ---------------------------------------------------------------- 5. modified KN discounts
@@ -198,7 +206,8 @@ register(Exercise(
     """,
     cases=_discount_cases,
     stub=kn_discounts,
-    hint="Compute y = n1 / (n1 + 2 * n2) once; then each D_r = r - (r + 1) * y * n_{r+1} / n_r.",
+    hint=("Compute Y once and reuse it in the three discounts.",
+          "Each D_r = r - (r + 1) * Y * n_{r+1} / n_r, for r = 1, 2, 3."),
 ))
 
 # ---------------------------------------------------------------- 6. PPMI
@@ -239,6 +248,203 @@ register(Exercise(
     """,
     cases=_ppmi_cases,
     stub=ppmi_matrix,
-    hint="Compute the outer product of row and column probabilities; use np.errstate(divide='ignore') "
-         "around the log and np.maximum(pmi, 0) with np.nan_to_num for the -inf cells.",
+    hint=("P(w) P(c) for every cell is an outer product of the row and column probabilities.",
+          ("Take the log under np.errstate(divide='ignore'), then np.maximum(pmi, 0) with "
+           "np.nan_to_num for the -inf cells.")),
+))
+
+# ---------------------------------------------------------------- 7. the mass add-k gives the unseen
+
+
+def unseen_mass(context_count: int, n_followers: int, vocab_size: int, k: float) -> float:
+    """Return the total add-k probability of the words never seen after a context."""
+    # Your code here: derive it first; it is one line.
+    raise NotImplementedError("write unseen_mass")
+
+
+def _unseen_mass_cases() -> list[Case]:
+    from companion.counting import AddK, NGramCounts
+
+    out = []
+    corpus = [["a", "b", "c"], ["a", "c"], ["b", "b", "a"]]
+    counts = NGramCounts(corpus, 2)
+    for k in (1.0, 0.1):
+        lm = AddK(counts, k=k)
+        p = lm.next_distribution(["a"])
+        seen = {counts.vocab.id(w) for w in ("b", "c", "</s>")}  # what followed "a"
+        mass = float(sum(p[i] for i in range(1, len(p)) if i not in seen))
+        out.append(Case(args=(3, 3, counts.vocab.n_predictable, k), expected=mass,
+                        label=f"'a' in a toy corpus, k = {k}"))
+    out.append(Case(args=(10, 4, 13190, 1.0), expected=13186 / 13200, label="Brown's |V|, add-one"))
+    out.append(Case(args=(0, 0, 50, 0.5), expected=1.0, label="a context never seen"))
+    return out
+
+
+register(Exercise(
+    id="ch01.unseen_mass",
+    kind="derive",
+    title="How much probability add-k gives to the unseen",
+    prompt="""
+        A context c was seen C(c) times, followed by N1+(c ·) distinct words. Derive, from
+        the add-k formula P(w | c) = (C(c w) + k) / (C(c) + k |V|), the total probability of
+        the |V| - N1+(c ·) words that never followed c.
+
+        Write `unseen_mass(context_count, n_followers, vocab_size, k)`. Then use it on Brown:
+        with |V| = 13,190 and k = 1, how much is left for the words a context was actually
+        followed by, if it was seen 100 times with 40 distinct followers?
+    """,
+    cases=_unseen_mass_cases,
+    stub=unseen_mass,
+    hint=("Every unseen word has C(c w) = 0, so each gets the same probability.",
+          "Multiply the probability of one unseen word by how many unseen words there are."),
+))
+
+# ---------------------------------------------------------------- 8. predict: unseen trigrams
+
+register(Exercise(
+    id="ch01.unseen_trigrams",
+    kind="predict",
+    title="How many test trigrams were never seen?",
+    prompt="""
+        Bengio et al.'s split trains on 800,000 words of Brown. Before you run the next cell:
+        what share of the trigrams of the test split (one per test token, `<s>` included in the
+        history) never occurs in the training split? Write your guess as a fraction (0.3 for
+        30 %).
+    """,
+    rtol=0.0,
+    atol=0.1,
+    unit=".0%",
+    explanation="""
+        Most people guess far too low. The number of possible trigrams is |V|^3, about 2e12 for
+        Brown, and 800,000 words show at most 800,000 of them; the test text keeps asking for
+        combinations that are perfectly ordinary yet never happened to occur. This is Zipf's
+        law one level up: n-grams have a long tail too.
+    """,
+))
+
+# ---------------------------------------------------------------- 9. concept: continuation counts
+
+register(Exercise(
+    id="ch01.why_continuation",
+    kind="concept",
+    title="Why Kneser-Ney's lower order counts contexts",
+    prompt="""
+        Kneser-Ney replaces the unigram frequency #(w)/N in its lower order by the continuation
+        probability N1+(· w) / N1+(· ·). Which reason is the right one?
+    """,
+    choices={
+        "a": "Continuation counts are smaller, so the table takes less memory.",
+        "b": "The lower order is only decisive when the longer context was not seen, so it should "
+             "favour words that follow many different contexts, not words that are merely frequent.",
+        "c": "Without it the probabilities of a context would not sum to 1.",
+        "d": "Frequent words need a larger discount, and continuation counts provide it.",
+    },
+    answer="b",
+    hint=("Think of 'york': frequent, but after which words?",),
+    explanation="""
+        (b). 'York' is frequent but nearly always after 'new', where the bigram already
+        handles it; after an unseen context it is a poor guess. Kneser and Ney derived the
+        continuation probability by asking that the bigram model reproduce the unigram
+        frequencies. (c) is false: absolute discounting with any proper lower-order
+        distribution sums to 1.
+    """,
+))
+
+# ---------------------------------------------------------------- 10. debug: LSA fold-in
+
+
+def fold_in(query_weights, u, s):
+    """Map a query's weighted term vector into the LSA space: q = x_q^T U_k S_k^{-1}."""
+    import numpy as np
+
+    q = np.asarray(query_weights, dtype=float) @ np.asarray(u, dtype=float)
+    return q * np.asarray(s, dtype=float)
+
+
+def _fold_in_cases() -> list[Case]:
+    rng = np.random.default_rng(3)
+    out = []
+    for n_terms, n_docs, k in ((6, 5, 2), (10, 8, 3)):
+        x = rng.poisson(1.0, (n_terms, n_docs)).astype(float) + np.eye(n_terms, n_docs)
+        u, s, vt = np.linalg.svd(x, full_matrices=False)
+        u, s = u[:, :k], s[:k]
+        # folding in a document of X itself must give back its row of V_k
+        out.append(Case(args=(x[:, 1], u, s), expected=vt[:k, 1],
+                        label=f"document 1 of a {n_terms} x {n_docs} matrix, k = {k}",
+                        outputs=("q (the query's coordinates)",)))
+    out.append(Case(args=([1.0, 0.0], [[1.0, 0.0], [0.0, 1.0]], [2.0, 4.0]), expected=np.array([0.5, 0.0]),
+                    label="a one-term query, S = diag(2, 4)", outputs=("q (the query's coordinates)",)))
+    return out
+
+
+register(Exercise(
+    id="ch01.fold_in",
+    kind="debug",
+    title="Fold a query into the LSA space",
+    prompt="""
+        LSA (Deerwester et al. 1990) factors the term x document matrix X ~ U_k S_k V_k^T; a
+        document is a row of V_k. A new query with weighted term vector x_q is mapped to
+
+            q = x_q^T U_k S_k^{-1}
+
+        so that a column of X itself would land exactly on its row of V_k. The function below
+        has a bug: find it and fix it.
+    """,
+    cases=_fold_in_cases,
+    stub=fold_in,
+    hint=("Fold in a column of X and compare the result with the matching row of V_k.",
+          "S_k^{-1} is a diagonal matrix: what does multiplying by it do to each coordinate?"),
+))
+
+# ---------------------------------------------------------------- 11. concept: LSA and synonyms
+
+register(Exercise(
+    id="ch01.lsa_synonymy",
+    kind="concept",
+    title="How LSA matches a document without the query's words",
+    prompt="""
+        Term matching scores a query and a document that share no term at 0, whatever they are
+        about. LSA can rank such a document high. Why?
+    """,
+    choices={
+        "a": "The SVD adds a thesaurus of synonyms to the term-document matrix.",
+        "b": "Keeping only k singular directions maps terms that occur in similar documents to "
+             "similar coordinates, so a query and a document can be close through terms that "
+             "keep the same company.",
+        "c": "TF-IDF gives rare terms a weight above zero in every document.",
+        "d": "Folding the query in adds the words of its nearest documents to it.",
+    },
+    answer="b",
+    hint=("What does a truncated SVD keep, and what does it throw away?",),
+    explanation="""
+        (b). The truncated SVD is the best rank-k approximation of X: it keeps the directions
+        along which many terms vary together across documents. Terms used in the same
+        documents (car, automobile) get similar rows of U_k S_k, so the query and the document
+        meet in those directions even when they share no word.
+    """,
+))
+
+# ---------------------------------------------------------------- 12. extend: windows and features
+
+
+def window_study():
+    """Open task; the worked answer is ``solutions.ch01.window_study``."""
+    raise NotImplementedError("an open task: see the prompt")
+
+
+register(Exercise(
+    id="ch01.window_study",
+    kind="extend",
+    title="Narrow and wide windows; Brown clusters as features",
+    prompt="""
+        (a) Build count vectors with window=2 and with window=10 and compare their WordSim-353
+        and SimLex-999 scores, with a bootstrap interval over the word pairs: which kind of
+        similarity does a narrow window favour? (b) Brown's bit strings are features: for each
+        prefix length 2, 4, 6, 8 and the full path, how often do two words that share it
+        have the same most frequent part-of-speech tag in Brown? Where does the prefix stop
+        telling you the syntax and start telling you the topic?
+    """,
+    stub=window_study,
+    hint=("Use count_word_vectors(brown_lower, window=...) and similarity_table as in the chapter.",
+          "For (b), load_brown().tagged_words() gives (word, tag); keep each word's most frequent tag."),
 ))
