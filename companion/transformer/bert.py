@@ -229,6 +229,8 @@ class BertForPreTraining(nn.Module):
         h = self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))
         labels = batch["labels"]
         chosen = labels != -100  # only the chosen positions go through the output layer
+        if not chosen.any():
+            raise ValueError("no position of the batch is chosen for MLM (labels all -100); use longer or more rows")
         loss = F.cross_entropy(self.mlm(h[chosen]), labels[chosen])
         if "nsp_labels" in batch:
             loss = loss + F.cross_entropy(self.nsp(self.pooler(h)), batch["nsp_labels"])
