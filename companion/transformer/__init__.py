@@ -37,4 +37,4 @@ from .bert import (
 )
 from .blocks import MLP, Block, SinusoidalPositions, attention_weights, count_parameters
 from .gpt import GPT, GPTConfig, GPTForTask, sample_next, task_batch, task_inputs
-from .pretrain import lm_batches, mlm_batches, pack_lm, pack_mlm, pretrain
+from .pretrain import lm_batches, mlm_batches, nsp_examples, pack_lm, pack_mlm, pretrain
