@@ -3,7 +3,6 @@ read (nanoGPT-style).
 
 * ``tokenizers`` (subpackage) -- BPE, byte-level BPE, WordPiece, written out; parity with
   tiktoken and HF on the real GPT-2 and BERT vocabulary files;
-
 * :mod:`.attention` -- additive, dot-product, scaled and multi-head attention; causal,
   bidirectional, padding and prefix-LM masks (``True`` = may attend), :func:`draw_mask`;
 * :mod:`.blocks` -- the post-LN / pre-LN Transformer block, sinusoidal and learned positions;
