@@ -160,8 +160,9 @@ class Word2VecBatch(NamedTuple):
             of centre ``i`` (inside the centre's dynamic window and sentence, not the centre).
         targets: ``[nb, g]`` the centre words (the words to predict); padding is id 0 with an
             empty window.
-        words: corpus words (before subsampling) this batch accounts for: the speed unit and
-            the learning-rate clock; summed over an epoch it is the corpus size.
+        words: corpus words this batch accounts for, counted as gensim counts them (before
+            ``min_count`` and subsampling, :attr:`~.corpus.EncodedCorpus.corpus_words`): the
+            speed unit; summed over an epoch it is the corpus size.
         progress: fraction of the whole run (all epochs) done before this batch.
     """
 
@@ -247,7 +248,10 @@ def epoch_batches(
     sent_p = torch.cat([torch.full((window,), -1), sent, torch.full((window + n,), -2)])
     offsets = torch.arange(L)
     total = float(n_raw * epochs)
-    done = epoch * n_raw
+    done = epoch * n_raw  # the learning-rate clock, in in-vocabulary tokens
+    # words are reported in the corpus's own count (with the rare words min_count dropped),
+    # spread over the batches in proportion, so that an epoch sums to corpus.corpus_words
+    to_corpus = corpus.corpus_words / max(1, n_raw)
     prev_end = 0
     # masks are built for many batches at once (fewer, larger tensor operations), then sliced
     per_chunk = max(1, (1 << 15) // n)
@@ -269,7 +273,8 @@ def epoch_batches(
             a = a0 + s * g
             m = min(n, N - a)
             end = n_raw if a + m == N else int(raw_pos[a + m])  # raw words up to the next kept token
-            words, prev_end = end - prev_end, end
+            words = round(end * to_corpus) - round(prev_end * to_corpus)
             sl = slice(s, s + per_batch)
             yield Word2VecBatch(tokens[sl], mask[sl], targets[sl], words, done / total)
-            done += words
+            done += end - prev_end
+            prev_end = end
