@@ -222,8 +222,8 @@ def test_epoch_batches_rejects_bad_arguments(kwargs, match):
 
 
 def test_batch_words_count_the_whole_corpus_as_gensim_does():
-    # 'rare' occurs once: min_count=2 drops it from the stream, but it is still a corpus word
-    sents = [["a", "b", "rare", "a", "b"], ["b", "a", "c", "c"]] * 3 + [["rare2"]]
+    # each 'rare<i>' occurs once: min_count=2 drops it from the stream, but it is a corpus word
+    sents = [["a", "b", f"rare{i}", "a", "b", "c", "c"] for i in range(4)]
     corpus = encode_corpus(sents, min_count=2)
     assert len(corpus) == 24 and corpus.corpus_words == 28
     for sample in (0.0, 0.3):

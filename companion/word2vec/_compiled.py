@@ -232,9 +232,9 @@ def _cbow_step(in_vec, out_vec, tokens, mask, rows, labels, weights, lr, cap, co
 
 
 @_jit
-def _neg_slots(targets, neg):  # pragma: no cover - compiled
-    """:meth:`~.heads.NegativeSampling.slots` from the drawn noise words ``neg [nb, g, k]``."""
-    nb, g, k = neg.shape
+def _neg_slots(targets, cells, table):  # pragma: no cover - compiled
+    """:meth:`~.heads.NegativeSampling.slots` from the drawn cells ``[nb, g, k]`` of the noise table."""
+    nb, g, k = cells.shape
     rows = np.empty((nb, g, k + 1), dtype=np.int64)
     labels = np.zeros((nb, g, k + 1), dtype=np.float32)
     weights = np.ones((nb, g, k + 1), dtype=np.float32)
@@ -244,8 +244,9 @@ def _neg_slots(targets, neg):  # pragma: no cover - compiled
             rows[b, i, 0] = t
             labels[b, i, 0] = 1.0
             for j in range(k):
-                rows[b, i, j + 1] = neg[b, i, j]
-                if neg[b, i, j] == t:
+                w = table[cells[b, i, j]]
+                rows[b, i, j + 1] = w
+                if w == t:
                     weights[b, i, j + 1] = 0.0
     return rows, labels, weights
 
@@ -278,8 +279,8 @@ def compiled_sgd_step(model: torch.nn.Module, batch, lr: float, cap: float | Non
 
     head = model.head
     if head.kind == "neg":  # the same draw as NegativeSampling.slots, without ~8 small torch ops
-        neg = head.sampler.sample(*batch.targets.shape, head.negative)
-        rows, labels, weights = _neg_slots(batch.targets.numpy(), neg.numpy())
+        cells = head.sampler.cells(*batch.targets.shape, head.negative)
+        rows, labels, weights = _neg_slots(batch.targets.numpy(), cells.numpy(), head.sampler.table.numpy())
     else:
         slots = head.slots(batch.targets)
         rows, labels, weights = (s.contiguous().numpy() for s in slots)
@@ -312,4 +313,4 @@ def warm_up() -> None:
     counts = np.zeros(V, np.float32)
     _sg_step(vin, vout, tokens, mask, rows, lab, lab, 0.1, 1.0, counts)
     _cbow_step(vin, vout, tokens, mask, rows, lab, lab, 0.1, 1.0, counts)
-    _neg_slots(tokens[:, :1], rows)
+    _neg_slots(tokens[:, :1], rows, np.zeros(4, np.int32))

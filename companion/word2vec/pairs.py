@@ -245,8 +245,14 @@ def epoch_batches(
     # pad the stream so that every block can read `window` tokens past both ends; padding has
     # sentence ids no real token has, so it is never a context
     ids_p = torch.cat([torch.zeros(window, dtype=ids.dtype), ids, torch.zeros(window + n, dtype=ids.dtype)])
-    sent_p = torch.cat([torch.full((window,), -1), sent, torch.full((window + n,), -2)])
+    sent = sent.to(torch.int32)  # (narrow types: the masks below are the loop's largest tensors)
+    sent_p = torch.cat([torch.full((window,), -1, dtype=torch.int32), sent,
+                        torch.full((window + n,), -2, dtype=torch.int32)])
     offsets = torch.arange(L)
+    # distance of token t from centre i is the same in every block: t - window - i; the centre
+    # itself gets a distance no window reaches
+    dist = (offsets[:, None] - window - torch.arange(g)[None, :]).abs()
+    dist = dist.masked_fill(dist == 0, 1 << 14).to(torch.int16)  # [L, g]
     total = float(n_raw * epochs)
     done = epoch * n_raw  # the learning-rate clock, in in-vocabulary tokens
     # words are reported in the corpus's own count (with the rare words min_count dropped),
@@ -262,10 +268,9 @@ def epoch_batches(
         real = cen < N
         cen_c = cen.clamp(max=N - 1)
         tok = (a0 - window + torch.arange(nb0)[:, None] * g) + offsets[None, :]  # [nb, L], may be < 0
-        dist = tok[:, :, None] - cen[:, None, :]
-        mask = (dist != 0) & (dist.abs() <= eff[cen_c][:, None, :])
+        reach = torch.where(real, eff[cen_c], 0).to(torch.int16)  # a padding centre reaches nothing
+        mask = dist[None, :, :] <= reach[:, None, :]
         mask &= sent_p[tok + window][:, :, None] == sent[cen_c][:, None, :]
-        mask &= real[:, None, :]
         targets = torch.where(real, ids[cen_c], torch.zeros_like(cen_c))
         tokens = ids_p[tok + window]
         per_batch = n // g
