@@ -10,27 +10,34 @@ run without the GIL, so that ``workers`` Hogwild threads really run at once. A t
 (one thread, same seed) for skip-gram and CBOW with negative sampling and the hierarchical
 softmax. The full softmax stays on the torch step.
 
-Why (profiled with cProfile, skip-gram + NEG, d=100, window 5, 5 noise words, batch 512, one
-worker, Moby Dick alone: 209k tokens, |V| 4,050; 2-core machine shared with other jobs):
+Why (profiled with cProfile on CPU time, skip-gram + NEG, d=100, window 5, 5 noise words, batch
+512, one worker, one epoch of Moby Dick alone: 209k tokens, |V| 4,050, 259 batches; a 2-core
+machine shared with other jobs, load average 7-10, so wall-clock times were 3-7x the CPU times):
 
-=====================================================  ========  ========
-where the time of one epoch went                       torch     compiled
-=====================================================  ========  ========
-the three block matrix products (``bmm``)               19 %      --
-``index_add_`` scatters (3 per step)                    11 %      --
-elementwise work, ``where``/``sigmoid``/masks, Python   20 %      --
-per-row cap (``row_scale``: 2 ``index_add_`` + gather)   8 %      --
-gathers (``index_select``) and dtype casts               7 %      --
-noise words (``randint`` + table gather + ``cat``)       8 %      10 %
-batches (subsampling, windows, block masks)             11 %      20 %
-the compiled step (all of the arithmetic)               --        55 %
-lr schedule, loop, thread hand-off (lock per batch)     <2 %      <3 %
-=====================================================  ========  ========
+======================================================  ========  ========
+share of the CPU time of one epoch                      torch     compiled
+======================================================  ========  ========
+the three block matrix products (``bmm``)                 18 %      --
+``index_add_`` scatters (3 per step)                      10 %      --
+elementwise work (sigmoid, log, masks) and dispatch       21 %      --
+per-row cap (``row_scale``: ``index_add_`` + gather)       7 %      --
+gathers (``index_select``) and dtype casts                 8 %      --
+the compiled step (all of the arithmetic above)            --       71 %
+noise words (``randint``, table lookup, slots)            10 %       8 %
+batches (subsampling, windows, block masks)                8 %      10 %
+Python per step, lr schedule, loop and thread hand-off     ~5 %      ~8 %
+CPU seconds for the epoch                                 0.70      0.58
+======================================================  ========  ========
 
-The torch step takes ~6 ms per batch of 512 centres, of which ~2/3 of the scored combinations
-are masked away (``(2 window + 1) / (g + 2 window)`` are real pairs) and most of the rest is
-dispatch of ~40 small operations; the compiled step touches only real pairs. Building the
-unigram table (once, ``repeat_interleave``) took 0.4 s -- outside the timed loop.
+In CPU time one thread gains less than one might expect (the torch step is a few large,
+efficient operations; its waste is that ~2/3 of the scored combinations are masked away). The
+rest of the gain is with ``workers=2``: the torch step needs the GIL to dispatch each of its ~40
+small operations, so two Hogwild threads partly take turns; the compiled step releases the GIL
+for the ~70 % of a step spent in it, and two threads run at once (``benchmarks/bench_word2vec.py``
+prints the slice speeds of both with one and two workers).
+The noise words are still drawn by torch's generator (so both engines see the same ones), and
+the batches are still built by :func:`~.pairs.epoch_batches`. Building the unigram table
+(once, ``repeat_interleave``) took 0.05-0.4 s, outside the timed loop.
 """
 
 from __future__ import annotations
