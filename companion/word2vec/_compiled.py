@@ -48,7 +48,7 @@ import os
 import numpy as np
 import torch
 
-__all__ = ["AVAILABLE", "KERNELS", "resolve_kernel", "compiled_sgd_step", "warm_up"]
+__all__ = ["AVAILABLE", "KERNELS", "compiled_sgd_step", "resolve_kernel", "warm_up"]
 
 KERNELS = ("auto", "numba", "torch")
 

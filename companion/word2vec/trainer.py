@@ -36,10 +36,10 @@ from torch import nn
 
 from ..device import get_device
 from ..train import History, TrainConfig, fit, seed_everything
+from ._compiled import KERNELS, compiled_sgd_step, resolve_kernel, warm_up
 from ._loop import (
     check_max_vocab, check_positive_ints, check_run_fields, check_update_cap, intra_op_threads, train_epochs,
 )
-from ._compiled import KERNELS, compiled_sgd_step, resolve_kernel, warm_up
 from .cbow import CBOW
 from .corpus import EncodedCorpus, Word2VecVocab, encode_corpus
 from .export import combine, save_word2vec_format
