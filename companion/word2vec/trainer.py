@@ -12,6 +12,11 @@ Two engines compute the same model:
   embedding lookups produce *sparse* gradients (only the touched rows), so the optimizer
   never touches the whole matrices.
 
+The ``sgd`` step itself runs compiled (numba, :mod:`._compiled`) when numba is installed: the
+same update over the real pairs only, without the GIL (``Word2VecConfig.kernel``; ``"torch"``
+keeps the readable step). ``tests/test_word2vec_compiled.py`` checks that both give the same
+vectors.
+
 Why a second loop (measured, ``benchmarks/bench_word2vec.py`` times both in one run): the book's
 loop trains one batch at a time through autograd, and on a 300k-token slice (skip-gram + NEG,
 one thread, shared CPU) it ran at 239k words/s against 303k for the hand-written step -- the
