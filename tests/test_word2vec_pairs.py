@@ -183,7 +183,7 @@ def test_epoch_batches_cover_the_corpus_words_and_progress_grows(sample):
     for epoch in range(2):
         batches = list(epoch_batches(corpus, window=3, sample=sample, batch_size=64,
                                      epoch=epoch, epochs=2, seed=5))
-        assert sum(b.words for b in batches) == len(corpus)
+        assert sum(b.words for b in batches) == corpus.corpus_words
         prog = [b.progress for b in batches]
         assert prog == sorted(prog) and prog[0] == pytest.approx(epoch / 2)
         assert max(prog) < (epoch + 1) / 2
@@ -219,3 +219,13 @@ def test_epoch_batches_rejects_bad_arguments(kwargs, match):
         list(epoch_batches(corpus, **kwargs))
     with pytest.raises(TypeError, match="encode_corpus"):
         list(epoch_batches([["a", "b"]]))
+
+
+def test_batch_words_count_the_whole_corpus_as_gensim_does():
+    # each 'rare<i>' occurs once: min_count=2 drops it from the stream, but it is a corpus word
+    sents = [["a", "b", f"rare{i}", "a", "b", "c", "c"] for i in range(4)]
+    corpus = encode_corpus(sents, min_count=2)
+    assert len(corpus) == 24 and corpus.corpus_words == 28
+    for sample in (0.0, 0.3):
+        batches = list(epoch_batches(corpus, window=2, sample=sample, batch_size=8, block=4, seed=1))
+        assert len(batches) > 1 and sum(b.words for b in batches) == 28

@@ -106,6 +106,9 @@ def train_epochs(
         bar = tqdm(total=progress_total, unit=unit, unit_scale=True, leave=False)
     lock = threading.Lock()
     errors: list[BaseException] = []
+    # the batches are built on the CPU: moving them is a no-op there, but walking the batch
+    # costs ~0.2 ms a step (profiled), a few % of a compiled step
+    move = (lambda b: b) if device.type == "cpu" else (lambda b: to_device(b, device))
 
     def work(batches: Iterator[Any], totals: list[float]) -> None:
         try:
@@ -114,7 +117,7 @@ def train_epochs(
                     batch = next(batches, None)
                 if batch is None:
                     return
-                loss, n, items = step(to_device(batch, device))
+                loss, n, items = step(move(batch))
                 if not math.isfinite(loss):
                     raise ValueError(f"the loss became {loss} at step {hist.steps}; lower the learning rate or the batch size")
                 with lock:

@@ -119,14 +119,23 @@ class EncodedCorpus:
         ids: ``[N]`` int64 word ids of the in-vocabulary tokens, in corpus order.
         sentence: ``[N]`` int64 sentence number of each token (windows stay inside a sentence).
         vocab: the :class:`Word2VecVocab` the ids refer to.
+        raw_words: tokens of the sentences before the rare words were dropped (0: unknown,
+            taken to be ``len(ids)``).
     """
 
     ids: torch.Tensor
     sentence: torch.Tensor
     vocab: Word2VecVocab
+    raw_words: int = 0
 
     def __len__(self) -> int:
         return int(self.ids.numel())
+
+    @property
+    def corpus_words(self) -> int:
+        """All words of the corpus, before ``min_count`` (and subsampling): what gensim and the
+        C code count in their words per second, and so the unit of ``History.items``."""
+        return max(int(self.raw_words), len(self))
 
 
 def encode_corpus(
@@ -151,12 +160,14 @@ def encode_corpus(
     stoi = vocab.stoi
     ids: list[int] = []
     lengths: list[int] = []
+    raw = 0
     for s in sentences:
         enc = [stoi[t] for t in s if t in stoi]
         ids.extend(enc)
         lengths.append(len(enc))
+        raw += len(s)
     if not ids:
         raise ValueError("no token of the sentences is in the vocabulary; nothing to train on")
     ids_t = torch.tensor(ids, dtype=torch.int64)
     sent = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths, dtype=torch.int64))
-    return EncodedCorpus(ids_t, sent, vocab)
+    return EncodedCorpus(ids_t, sent, vocab, raw_words=raw)

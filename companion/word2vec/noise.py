@@ -98,9 +98,12 @@ class NoiseSampler:
             self.generator = torch.Generator(device=device).manual_seed(state_seed)
         return self
 
-    def sample(self, *shape: int) -> torch.Tensor:
-        """Word ids of the given shape (int64), i.i.d. from ``P_n``."""
+    def cells(self, *shape: int) -> torch.Tensor:
+        """Uniform random cells of the table (what :meth:`sample` looks up): the draw itself."""
         if any((not isinstance(s, int)) or s < 0 for s in shape):
             raise ValueError(f"shape must be non-negative ints, got {shape}")
-        cells = torch.randint(0, self.table.numel(), shape, generator=self.generator, device=self.device)
-        return self.table[cells].long()
+        return torch.randint(0, self.table.numel(), shape, generator=self.generator, device=self.device)
+
+    def sample(self, *shape: int) -> torch.Tensor:
+        """Word ids of the given shape (int64), i.i.d. from ``P_n``."""
+        return self.table[self.cells(*shape)].long()

@@ -160,8 +160,9 @@ class Word2VecBatch(NamedTuple):
             of centre ``i`` (inside the centre's dynamic window and sentence, not the centre).
         targets: ``[nb, g]`` the centre words (the words to predict); padding is id 0 with an
             empty window.
-        words: corpus words (before subsampling) this batch accounts for: the speed unit and
-            the learning-rate clock; summed over an epoch it is the corpus size.
+        words: corpus words this batch accounts for, counted as gensim counts them (before
+            ``min_count`` and subsampling, :attr:`~.corpus.EncodedCorpus.corpus_words`): the
+            speed unit; summed over an epoch it is the corpus size.
         progress: fraction of the whole run (all epochs) done before this batch.
     """
 
@@ -244,10 +245,19 @@ def epoch_batches(
     # pad the stream so that every block can read `window` tokens past both ends; padding has
     # sentence ids no real token has, so it is never a context
     ids_p = torch.cat([torch.zeros(window, dtype=ids.dtype), ids, torch.zeros(window + n, dtype=ids.dtype)])
-    sent_p = torch.cat([torch.full((window,), -1), sent, torch.full((window + n,), -2)])
+    sent = sent.to(torch.int32)  # (narrow types: the masks below are the loop's largest tensors)
+    sent_p = torch.cat([torch.full((window,), -1, dtype=torch.int32), sent,
+                        torch.full((window + n,), -2, dtype=torch.int32)])
     offsets = torch.arange(L)
+    # distance of token t from centre i is the same in every block: t - window - i; the centre
+    # itself gets a distance no window reaches
+    dist = (offsets[:, None] - window - torch.arange(g)[None, :]).abs()
+    dist = dist.masked_fill(dist == 0, 1 << 14).to(torch.int16)  # [L, g]
     total = float(n_raw * epochs)
-    done = epoch * n_raw
+    done = epoch * n_raw  # the learning-rate clock, in in-vocabulary tokens
+    # words are reported in the corpus's own count (with the rare words min_count dropped),
+    # spread over the batches in proportion, so that an epoch sums to corpus.corpus_words
+    to_corpus = corpus.corpus_words / max(1, n_raw)
     prev_end = 0
     # masks are built for many batches at once (fewer, larger tensor operations), then sliced
     per_chunk = max(1, (1 << 15) // n)
@@ -258,10 +268,9 @@ def epoch_batches(
         real = cen < N
         cen_c = cen.clamp(max=N - 1)
         tok = (a0 - window + torch.arange(nb0)[:, None] * g) + offsets[None, :]  # [nb, L], may be < 0
-        dist = tok[:, :, None] - cen[:, None, :]
-        mask = (dist != 0) & (dist.abs() <= eff[cen_c][:, None, :])
+        reach = torch.where(real, eff[cen_c], 0).to(torch.int16)  # a padding centre reaches nothing
+        mask = dist[None, :, :] <= reach[:, None, :]
         mask &= sent_p[tok + window][:, :, None] == sent[cen_c][:, None, :]
-        mask &= real[:, None, :]
         targets = torch.where(real, ids[cen_c], torch.zeros_like(cen_c))
         tokens = ids_p[tok + window]
         per_batch = n // g
@@ -269,7 +278,8 @@ def epoch_batches(
             a = a0 + s * g
             m = min(n, N - a)
             end = n_raw if a + m == N else int(raw_pos[a + m])  # raw words up to the next kept token
-            words, prev_end = end - prev_end, end
+            words = round(end * to_corpus) - round(prev_end * to_corpus)
             sl = slice(s, s + per_batch)
             yield Word2VecBatch(tokens[sl], mask[sl], targets[sl], words, done / total)
-            done += words
+            done += end - prev_end
+            prev_end = end

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from ._compiled import warm_up
 from .corpus import EncodedCorpus
 from .trainer import Word2VecResult, train_word2vec
 
@@ -51,6 +52,7 @@ def train_variants(
     if not archs or not outputs or not samples:
         raise ValueError("archs, outputs and samples must each name at least one value")
     out: dict[str, Word2VecResult] = {}
+    warm_up()  # numba compiles once, here, not inside the first variant's time (CPU or wall)
     for arch in archs:
         for output in outputs:
             for sample in samples:
