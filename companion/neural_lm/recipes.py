@@ -157,10 +157,10 @@ def nnlm_preset(vocab_size: int, variant: str = "hsoftmax", *, scale: str | None
     every variant trains 10 epochs (best validation weights kept).
     """
     shapes = {
-        "hsoftmax": dict(n=5, m=60, h=100, direct=False, output="hsoftmax"),
-        "hsoftmax_direct": dict(n=5, m=60, h=50, direct=True, output="hsoftmax"),
-        "full": dict(n=5, m=30, h=100, direct=False, output="full"),
-        "direct": dict(n=5, m=60, h=50, direct=True, output="full"),
+        "hsoftmax": dict(n=5, dim=60, hidden=100, direct=False, output="hsoftmax"),
+        "hsoftmax_direct": dict(n=5, dim=60, hidden=50, direct=True, output="hsoftmax"),
+        "full": dict(n=5, dim=30, hidden=100, direct=False, output="full"),
+        "direct": dict(n=5, dim=60, hidden=50, direct=True, output="full"),
     }
     if variant not in shapes:
         raise ValueError(f"variant must be one of {sorted(shapes)}, got {variant!r}")
@@ -177,4 +177,4 @@ def nnlm_preset(vocab_size: int, variant: str = "hsoftmax", *, scale: str | None
 def lbl_preset(vocab_size: int, *, scale: str | None = None) -> tuple[LBLConfig, TrainPlan]:
     """The chapter's log-bilinear model (n=5, m=100, Huffman tree) and its plan per scale."""
     epochs = pick(ci=0.02, laptop=2.0, gpu=10.0, scale=scale)
-    return LBLConfig(vocab_size=vocab_size, n=5, m=100, output="hsoftmax"), TrainPlan(batch_size=1024, lr=3e-3, epochs=epochs)
+    return LBLConfig(vocab_size=vocab_size, n=5, dim=100, output="hsoftmax"), TrainPlan(batch_size=1024, lr=3e-3, epochs=epochs)
