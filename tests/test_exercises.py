@@ -1,5 +1,6 @@
-"""Tests of the exercise mechanism, and of EVERY registered exercise: its reference solution
-passes, its stub fails, and check() survives a reader's function that raises."""
+"""Tests of the exercise mechanism, and of EVERY registered exercise, whatever its kind: its
+reference answer passes, its stub (or an unanswered cell) fails, and check() survives a reader's
+function that raises. The kinds themselves are tested in test_exercise_kinds.py."""
 
 from __future__ import annotations
 
@@ -9,9 +10,35 @@ import torch
 
 import solutions
 from companion import exercises
-from companion.exercises import Case, Exercise, check, compare, get, register, show, unregister
+from companion.exercises import FUNCTION_KINDS, Case, Exercise, check, compare, get, register, show, unregister
 
 ALL_IDS = exercises.all_ids()
+FUNCTION_IDS = [i for i in ALL_IDS if get(i).has_cases]
+
+
+def reference_check(exercise_id, **kw):
+    """check() with the exercise's reference answer: the solution function (function kinds),
+    the registered answer (concept, derive-by-number), or a prediction equal to the measured
+    value (predict)."""
+    ex = get(exercise_id)
+    if ex.kind == "predict":
+        value = ex.measure() if ex.measure is not None else 0.5
+        return check(exercise_id, value, measured=value, **kw)
+    if ex.kind == "extend" and not ex.has_cases:
+        return check(exercise_id, solutions.get(exercise_id), **kw)
+    if not ex.has_cases:
+        return check(exercise_id, ex.answer, **kw)
+    return check(exercise_id, solutions.get(exercise_id), **kw)
+
+
+def unanswered_check(exercise_id, **kw):
+    """check() as the stored notebook runs it: the stub, or no answer/prediction yet."""
+    ex = get(exercise_id)
+    if ex.has_cases:
+        return check(exercise_id, ex.stub, **kw)
+    if ex.kind == "predict":
+        return check(exercise_id, None, measured=0.5, **kw)
+    return check(exercise_id, None, **kw)
 
 
 def test_chapter_modules_are_discovered():
@@ -24,21 +51,35 @@ def test_chapter_modules_are_discovered():
 
 @pytest.mark.parametrize("exercise_id", ALL_IDS)
 def test_reference_solution_passes(exercise_id, capsys):
-    result = check(exercise_id, solutions.get(exercise_id))
+    ex = get(exercise_id)
+    result = reference_check(exercise_id)
     out = capsys.readouterr().out
+    if ex.kind == "extend" and not ex.has_cases:  # nothing to check: says so, verifies nothing
+        assert not result and result.n_cases == 0 and "nothing to check" in out
+        assert callable(solutions.get(exercise_id))  # the worked answer exists
+        return
     assert result, out
     assert result.n_passed == result.n_cases >= 1
     assert "✓" in out
+    if ex.kind in ("implement", "debug", "derive", "extend"):
+        solutions.get(exercise_id)  # every function kind has its worked answer in solutions/
 
 
 @pytest.mark.parametrize("exercise_id", ALL_IDS)
 def test_stub_fails(exercise_id, capsys):
-    result = check(exercise_id, get(exercise_id).stub)
+    ex = get(exercise_id)
+    if ex.kind == "extend" and not ex.has_cases:
+        pytest.skip("an open task with nothing to check")
+    result = unanswered_check(exercise_id)
+    out = capsys.readouterr().out
     assert not result and result.failures
-    assert "✗" in capsys.readouterr().out
+    assert "✗" in out
+    assert "Hint" not in out and all(t.strip()[:40] not in out for t in ex.hints)  # never a hint
+    if ex.kind == "debug":  # the planted bug returns wrong values; it does not just raise
+        assert "NotImplementedError" not in out, "a debug stub must be runnable code with a bug"
 
 
-@pytest.mark.parametrize("exercise_id", ALL_IDS)
+@pytest.mark.parametrize("exercise_id", FUNCTION_IDS)
 def test_check_survives_a_raising_function(exercise_id, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("reader's bug")
@@ -54,7 +95,9 @@ def test_show_prints_prompt_and_stub(exercise_id, capsys):
     show(exercise_id)
     out = capsys.readouterr().out
     ex = get(exercise_id)
-    assert ex.title in out and f"def {ex.name}(" in out
+    assert ex.title in out and f"[{ex.kind}]" in out
+    if ex.stub is not None:
+        assert f"def {ex.name}(" in out
 
 
 # --------------------------------------------------------------------------- the mechanism
@@ -92,7 +135,9 @@ def test_check_reports_in_plain_words(toy, capsys):
     assert not bad and bad.n_passed == 3
     assert "1 of 4 checks failed" in out
     assert "scale([1.0], factor=3.0)" in out and "expected 3.0 at [0], got 2.0" in out
-    assert "Hint: a list comprehension does it" in out
+    assert "Re-run it: scale([1.0], factor=3.0)" in out  # a call the reader can paste
+    assert "a list comprehension" not in out and "Hint" not in out  # hints only on request
+    assert "hint('ch99.scale', 1)" in out
 
 
 def test_check_catches_exceptions_and_missing_return(toy, capsys):

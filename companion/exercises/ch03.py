@@ -249,6 +249,7 @@ register(Exercise(
     """,
     cases=_neg_cases,
     stub=neg_gradient,
+    outputs=("dL/dv", "dL/du_pos", "dL/du_neg"),
     hint="With s = u . v: dL/ds_pos = sigma(s_pos) - 1 and dL/ds_k = sigma(s_k); then chain rule: "
          "ds/dv = u and ds/du = v.",
 ))

@@ -1,22 +1,42 @@
 """The auto-checked exercise mechanism.
 
-An exercise is registered once, in ``companion/exercises/chNN.py``::
+An exercise is registered once, in ``companion/exercises/chNN.py``. It has a *kind*, which
+decides what the reader hands to :func:`companion.exercises.check` and what is checked:
+
+=============  =========================================  ======================================
+kind           the reader writes                          check() compares
+=============  =========================================  ======================================
+``implement``  a function (from a starter stub)           its results on hidden cases
+``debug``      a fixed copy of a function with a          its results on hidden cases (the
+               planted bug (the stub *is* the buggy one)  buggy stub must fail them)
+``derive``     a derived formula, as a function (or a     its results on hidden cases, computed
+               number when ``answer`` is set)             numerically (e.g. finite differences)
+``predict``    a number, *before* running an experiment   the prediction against the value the
+                                                          experiment measured; says how far off
+``concept``    a choice letter ("b") or a number          the answer, within a tolerance
+``extend``     anything (an open task)                    a loose sanity check, or nothing;
+                                                          the worked answer is in solutions/
+=============  =========================================  ======================================
+
+::
 
     register(Exercise(
         id="ch01.add_k", title="Add-k smoothing", prompt="...",
         cases=[Case(args=(...), expected=...), ((...), expected), ...],
         stub=add_k,            # the starter function shown to the reader
-        hint="...",
+        hint=("a nudge", "more", "almost the answer"),   # tiers, shown only by hint(id, tier)
+        outputs=("P(w | c)",), # names the result (or each item of a returned tuple)
     ))
 
-and the reader calls ``check("ch01.add_k", my_add_k)``: every hidden case runs, the verdict is
-printed in plain words (which case failed, what was expected, what came back, the hint), a wrong
-answer or an exception in the reader's code never raises, and the returned :class:`CheckResult`
-is truthy only when every case passed.
+``check`` runs every hidden case, prints the verdict in plain words (which case failed, the
+named quantity that differed, a one-line call that reproduces the case), never prints a hint,
+never raises for a wrong answer or an exception in the reader's code, and returns a
+:class:`CheckResult` that is truthy only when everything passed.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import math
@@ -31,7 +51,12 @@ from typing import Any, Callable
 import numpy as np
 
 ID_PATTERN = re.compile(r"^ch\d\d\.[a-z_][a-z0-9_]*$")
+KINDS = ("implement", "debug", "derive", "predict", "concept", "extend")
+#: kinds whose answer is a function run on hidden cases
+FUNCTION_KINDS = ("implement", "debug", "derive")
 _MISSING = object()
+#: a call shorter than this (and made of plain literals) is shown in full in a failure report
+SHORT_CALL = 100
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -54,6 +79,9 @@ class Case:
 
     ``checker(result)`` returns ``True``/``False``, or ``(ok, message)`` to explain a failure.
     ``label`` says in plain words what the case is about ("an empty list").
+    ``outputs`` names what the function returns, overriding the exercise's ``outputs``: one
+    name for the whole result (``("P(w | c)",)``) or one per item of a returned tuple
+    (``("dL/dv", "dL/du_pos", "dL/du_neg")``), so a failure says "dL/dv", not "[0]".
     """
 
     args: tuple = ()
@@ -61,12 +89,14 @@ class Case:
     expected: Any = _MISSING
     checker: Callable[[Any], bool | tuple[bool, str]] | None = None
     label: str = ""
+    outputs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.args, tuple):
             raise TypeError(f"Case.args must be a tuple of positional arguments, got {type(self.args).__name__}")
         if (self.expected is _MISSING) == (self.checker is None):
             raise ValueError("a Case needs exactly one of expected=... or checker=...")
+        self.outputs = tuple(self.outputs)
 
 
 @dataclass
@@ -76,27 +106,68 @@ class Exercise:
     Attributes:
         id: ``"chNN.name"``; ``name`` is also the function's name in ``solutions/chNN.py``.
         title: a few words.
-        prompt: what to write, in plain words (shown by :func:`show`).
-        cases: a list of :class:`Case` (or ``(args_tuple, expected)`` pairs), or a function
-            returning one (built at check time, so heavy inputs cost nothing at import).
-        stub: the starter function shown to readers; it must fail the cases.
-        hint: shown after a failure.
-        rtol, atol: tolerance for comparing floats, arrays and tensors.
+        prompt: what to do, in plain words (shown by :func:`show`).
+        cases: (``implement``, ``debug``, ``derive``; optional for ``extend``) a list of
+            :class:`Case` (or ``(args_tuple, expected)`` pairs), or a function returning one
+            (built at check time, so heavy inputs cost nothing at import).
+        stub: (``implement``, ``debug``, ``derive`` with cases) the starter function shown to
+            readers; it must fail the cases. For ``debug`` it is the function with the bug.
+        hint: one hint, or a sequence of tiers from a nudge to nearly the answer; shown only
+            by ``hint(id, tier)``, never by ``check``.
+        rtol, atol: tolerance for comparing floats, arrays and tensors (for ``predict``: how
+            close a prediction must be to count as right).
+        kind: one of :data:`KINDS`; ``"implement"`` by default.
+        outputs: names of what the function returns (see :class:`Case`).
+        answer: (``concept``; ``derive`` without cases) the right choice letter or number.
+        choices: (``concept``) ``{"a": "text", "b": "text", ...}`` for a multiple choice.
+        explanation: (``concept``, ``predict``) why the answer is what it is; shown after a
+            correct answer (``concept``), after any checked prediction (``predict``), or as
+            the last hint tier.
+        measure: (``predict``) an optional function computing the measured value
+            deterministically, used when ``check`` is not given ``measured=``.
+        unit: (``predict``, ``concept``) how to print the value: a format spec such as
+            ``".1%"`` or ``",.0f"`` (default ``".4g"``).
     """
 
     id: str
     title: str
     prompt: str
-    cases: Sequence[Case | tuple] | Callable[[], Sequence[Case | tuple]]
-    stub: Callable[..., Any]
-    hint: str = ""
+    cases: Sequence[Case | tuple] | Callable[[], Sequence[Case | tuple]] = ()
+    stub: Callable[..., Any] | None = None
+    hint: str | Sequence[str] = ""
     rtol: float = 1e-6
     atol: float = 1e-9
+    kind: str = "implement"
+    outputs: tuple[str, ...] = ()
+    answer: Any = _MISSING
+    choices: Mapping[str, str] | None = None
+    explanation: str = ""
+    measure: Callable[[], Any] | None = None
+    unit: str = ".4g"
 
     @property
     def name(self) -> str:
         """The function's name: the last part of the id."""
         return self.id.split(".", 1)[1]
+
+    @property
+    def chapter(self) -> str:
+        """``"ch01"`` for ``"ch01.add_k"``."""
+        return self.id.split(".", 1)[0]
+
+    @property
+    def has_cases(self) -> bool:
+        """Whether the exercise runs a function on hidden cases."""
+        return callable(self.cases) or bool(self.cases)
+
+    @property
+    def hints(self) -> tuple[str, ...]:
+        """The hint tiers, in order; a ``concept``/``predict`` explanation is the last tier."""
+        tiers = (self.hint,) if isinstance(self.hint, str) else tuple(self.hint)
+        tiers = tuple(t for t in tiers if t and t.strip())
+        if self.explanation and self.kind in ("concept", "predict"):
+            tiers += (self.explanation,)
+        return tiers
 
     def build_cases(self) -> list[Case]:
         """The cases as :class:`Case` objects."""
@@ -114,16 +185,32 @@ class Exercise:
             raise ValueError(f"{self.id} has no cases")
         return out
 
+    def format_value(self, value: Any) -> str:
+        """``value`` printed with the exercise's ``unit`` format (plain repr if it does not apply)."""
+        if _is_real(value):
+            try:
+                return format(float(value), self.unit)
+            except (TypeError, ValueError):
+                pass
+        return _short.repr(value)
+
 
 @dataclass
 class CheckResult:
-    """What :func:`check` found; truthy only if every case passed."""
+    """What :func:`check` found; truthy only if every case passed.
+
+    For a ``predict`` exercise ``measured`` and ``error`` (prediction minus measured value) are
+    set; for an ``extend`` exercise with nothing to check, ``n_cases`` is 0 and the result is
+    falsy (nothing was verified).
+    """
 
     id: str
     passed: bool
     n_cases: int
     n_passed: int
     failures: list[str] = field(default_factory=list)
+    measured: Any = None
+    error: float | None = None
 
     def __bool__(self) -> bool:
         return self.passed
@@ -135,6 +222,48 @@ class CheckResult:
 _REGISTRY: dict[str, tuple[Exercise, str]] = {}
 
 
+def _validate(ex: Exercise) -> None:
+    if not isinstance(ex.id, str) or not ID_PATTERN.match(ex.id):
+        raise ValueError(f"exercise id {ex.id!r} must look like 'ch01.add_k' (chapter, dot, function name)")
+    for attr in ("title", "prompt"):
+        if not isinstance(getattr(ex, attr), str) or not getattr(ex, attr).strip():
+            raise ValueError(f"{ex.id}: {attr} must be a non-empty string")
+    if ex.kind not in KINDS:
+        raise ValueError(f"{ex.id}: kind {ex.kind!r} is not one of {', '.join(KINDS)}")
+    if not (ex.rtol >= 0 and ex.atol >= 0):
+        raise ValueError(f"{ex.id}: rtol and atol must be >= 0")
+    if not isinstance(ex.hint, str) and not all(isinstance(t, str) for t in ex.hint):
+        raise ValueError(f"{ex.id}: hint must be a string or a sequence of strings (the tiers)")
+    ex.outputs = tuple(ex.outputs)
+    value_answer = ex.kind == "concept" or (ex.kind == "derive" and ex.answer is not _MISSING)
+    if value_answer:
+        if ex.answer is _MISSING:
+            raise ValueError(f"{ex.id}: a concept question needs answer= (a choice letter or a number)")
+        if ex.has_cases:
+            raise ValueError(f"{ex.id}: give either answer= or cases=, not both")
+        if ex.choices is not None:
+            if not ex.choices or not all(isinstance(k, str) and len(k) == 1 for k in ex.choices):
+                raise ValueError(f"{ex.id}: choices must map single letters to texts, e.g. {{'a': '...'}}")
+            if not isinstance(ex.answer, str) or ex.answer.lower() not in {k.lower() for k in ex.choices}:
+                raise ValueError(f"{ex.id}: answer {ex.answer!r} is not one of the choices {list(ex.choices)}")
+        elif not _is_real(ex.answer):
+            raise ValueError(f"{ex.id}: without choices, answer must be a number, got {ex.answer!r}")
+        if ex.kind == "concept" and not ex.explanation.strip():
+            raise ValueError(f"{ex.id}: a concept question needs an explanation= (shown after a right answer)")
+    elif ex.kind in FUNCTION_KINDS:
+        if not ex.has_cases:
+            raise ValueError(f"{ex.id}: give at least one case")
+        if not callable(ex.stub):
+            raise ValueError(f"{ex.id}: stub must be the starter function shown to readers")
+    elif ex.kind == "predict":
+        if ex.has_cases or ex.answer is not _MISSING:
+            raise ValueError(f"{ex.id}: a predict exercise has no cases or answer; it compares with measured=")
+        if ex.measure is not None and not callable(ex.measure):
+            raise ValueError(f"{ex.id}: measure must be a function of no arguments")
+    elif ex.kind == "extend" and ex.has_cases and ex.stub is not None and not callable(ex.stub):
+        raise ValueError(f"{ex.id}: stub must be a function")
+
+
 def register(exercise: Exercise) -> Exercise:
     """Add ``exercise`` to the registry (re-registering from the same module replaces it).
 
@@ -143,17 +272,7 @@ def register(exercise: Exercise) -> Exercise:
     """
     if not isinstance(exercise, Exercise):
         raise TypeError(f"register() takes an Exercise, got {type(exercise).__name__}")
-    if not isinstance(exercise.id, str) or not ID_PATTERN.match(exercise.id):
-        raise ValueError(f"exercise id {exercise.id!r} must look like 'ch01.add_k' (chapter, dot, function name)")
-    for attr in ("title", "prompt"):
-        if not isinstance(getattr(exercise, attr), str) or not getattr(exercise, attr).strip():
-            raise ValueError(f"{exercise.id}: {attr} must be a non-empty string")
-    if not callable(exercise.stub):
-        raise ValueError(f"{exercise.id}: stub must be the starter function shown to readers")
-    if not callable(exercise.cases) and not exercise.cases:
-        raise ValueError(f"{exercise.id}: give at least one case")
-    if not (exercise.rtol >= 0 and exercise.atol >= 0):
-        raise ValueError(f"{exercise.id}: rtol and atol must be >= 0")
+    _validate(exercise)
     caller = inspect.currentframe().f_back  # type: ignore[union-attr]
     module = caller.f_globals.get("__name__", "?") if caller is not None else "?"
     old = _REGISTRY.get(exercise.id)
@@ -197,7 +316,7 @@ def compare(expected: Any, got: Any, rtol: float = 1e-6, atol: float = 1e-9, whe
     Numbers compare within ``rtol``/``atol`` (NaN equals NaN); arrays and tensors by shape and
     values; sequences element by element (a list may stand for a tuple); dicts key by key.
     """
-    at = f" at {where}" if where else ""
+    at = (f" at {where}" if where.startswith("[") else f" for {where}") if where else ""
     arr = _to_array(expected)
     if arr is not None:
         g = _to_array(got)
@@ -216,7 +335,9 @@ def compare(expected: Any, got: Any, rtol: float = 1e-6, atol: float = 1e-9, whe
             if not ok:
                 bad = np.argwhere(~np.isclose(g.astype(float), arr.astype(float), rtol=rtol, atol=atol, equal_nan=True))
                 pos = tuple(int(i) for i in bad[0])
-                return f"expected {arr[pos]!r} at index {pos}{at}, got {g[pos]!r} ({len(bad)} values differ)"
+                loc = f"{where}[{', '.join(map(str, pos))}]"
+                at = f" at {loc}" if loc.startswith("[") else f" for {loc}"
+                return f"expected {arr[pos].item()!r}{at}, got {g[pos].item()!r} ({len(bad)} of {arr.size} values differ)"
             return None
         if not np.array_equal(g, arr):
             return f"expected {_short.repr(arr.tolist())}{at}, got {_short.repr(g.tolist())}"
@@ -275,9 +396,30 @@ def compare(expected: Any, got: Any, rtol: float = 1e-6, atol: float = 1e-9, whe
 # --------------------------------------------------------------------------- running
 
 
-def _call_text(name: str, case: Case) -> str:
-    parts = [_short.repr(a) for a in case.args] + [f"{k}={_short.repr(v)}" for k, v in case.kwargs.items()]
+def _is_literal(value: Any) -> bool:
+    """Whether ``repr(value)`` evaluates back to ``value`` (plain numbers, strings, containers)."""
+    try:
+        text = repr(value)
+        return ast.literal_eval(text) == value
+    except Exception:  # noqa: BLE001 - arrays, tensors, nan, custom objects
+        return False
+
+
+def call_text(name: str, case: Case, full: bool = False) -> str:
+    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated unless ``full``)."""
+    rep = repr if full else _short.repr
+    parts = [rep(a) for a in case.args] + [f"{k}={rep(v)}" for k, v in case.kwargs.items()]
     return f"{name}({', '.join(parts)})"
+
+
+def reproduce_text(ex: Exercise, case: Case, number: int) -> str:
+    """A one-line call that reproduces case ``number`` (1-based): the call itself when its
+    inputs are short plain literals, else ``rerun(id, name, number)``."""
+    if all(_is_literal(a) for a in case.args) and all(_is_literal(v) for v in case.kwargs.values()):
+        text = call_text(ex.name, case, full=True)
+        if len(text) <= SHORT_CALL:
+            return text
+    return f"rerun({ex.id!r}, {ex.name}, {number})"
 
 
 def _where_it_raised(err: BaseException) -> str:
@@ -289,10 +431,29 @@ def _where_it_raised(err: BaseException) -> str:
     return ""
 
 
+def compare_named(expected: Any, got: Any, names: Sequence[str], rtol: float, atol: float) -> str | None:
+    """Like :func:`compare`, naming the result (one name) or each item of a returned tuple."""
+    names = tuple(names)
+    if not names:
+        return compare(expected, got, rtol, atol)
+    if len(names) == 1:
+        return compare(expected, got, rtol, atol, names[0])
+    listing = ", ".join(names)
+    if isinstance(got, (str, bytes)) or not isinstance(got, Sequence):
+        return f"expected {len(names)} results ({listing}), got {_short.repr(got)}"
+    if len(got) != len(names):
+        return f"expected {len(names)} results ({listing}), got {len(got)}"
+    for name, e, g in zip(names, expected, got):
+        msg = compare(e, g, rtol, atol, name)
+        if msg:
+            return msg
+    return None
+
+
 def run_case(ex: Exercise, fn: Callable[..., Any], case: Case) -> str | None:
     """Run one case; ``None`` on success, else what went wrong. Never raises for the reader's errors."""
     args, kwargs = copy.deepcopy(case.args), copy.deepcopy(case.kwargs)  # the reader may mutate inputs
-    call = _call_text(ex.name, case)
+    call = call_text(ex.name, case)
     try:
         got = fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the reader's code may raise anything
@@ -308,18 +469,45 @@ def run_case(ex: Exercise, fn: Callable[..., Any], case: Case) -> str | None:
         return f"{call} returned {_short.repr(got)}" + (f": {msg}" if msg else ", which is not right")
     if got is None and case.expected is not None:
         return f"{call} returned None; did you forget a `return`?"
-    diff = compare(case.expected, got, ex.rtol, ex.atol)
+    diff = compare_named(case.expected, got, case.outputs or ex.outputs, ex.rtol, ex.atol)
     return None if diff is None else f"{call}: {diff}"
 
 
+def normalise_choice(value: Any) -> str | None:
+    """``"b"``, ``" B "``, ``"(b)"`` and ``"b)"`` all read as ``"b"``; ``None`` if not a letter."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().strip("().").strip().lower()
+    return text if len(text) == 1 and text.isalpha() else None
+
+
+def numeric_gradient(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central finite differences of a scalar function: the reference a ``derive`` exercise's
+    gradient is checked against (so the expected values are computed, not typed in)."""
+    x = np.array(x, dtype=float)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)
+    return grad
+
+
 __all__ = [
+    "FUNCTION_KINDS",
+    "KINDS",
     "Case",
     "CheckResult",
     "Exercise",
     "UnknownExerciseError",
+    "call_text",
     "compare",
+    "compare_named",
+    "normalise_choice",
+    "numeric_gradient",
     "register",
     "registered",
+    "reproduce_text",
     "run_case",
     "unregister",
 ]
