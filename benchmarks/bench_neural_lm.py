@@ -21,7 +21,7 @@ VOCAB = 13_190  # len(bengio_split().vocab) on NLTK's Brown, lower-cased
 
 
 def run(*, steps: int = 8, batch_size: int = 1024, device: str | None = None) -> dict:
-    """Time training steps of the laptop NNLM shape (n=5, m=60, h=100) with each output layer.
+    """Time training steps of the laptop NNLM shape (n=5, d=60, d_h=100) with each output layer.
 
     Returns a flat dict: tokens/s (median step) with Adam -- what the chapter trains with --
     for the full softmax and the hierarchical softmax, with and without direct connections,
