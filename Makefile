@@ -27,7 +27,7 @@ export BOOK_DATA_MIRROR := $(abspath ../shared/data)
 endif
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
-        test-peers kenlm kenlm-deps bench lab execute clean clean-all
+        test-peers kenlm kenlm-deps bench lab student execute clean clean-all
 
 help:
 	@sed -n '1,8p' Makefile
@@ -116,8 +116,16 @@ bench: setup data kenlm
 	$(PY) -m benchmarks
 
 # --- working on the notebooks ------------------------------------------------------------
+# JupyterLab serves the repository root and opens the chapters. The kernels get the root on
+# PYTHONPATH (a notebook runs in notebooks/), so `import solutions` works; root needs --allow-root.
+LAB_ALLOW_ROOT := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 lab: data
-	$(VENV)/bin/jupyter lab notebooks/
+	PYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" $(VENV)/bin/jupyter lab $(LAB_ALLOW_ROOT) \
+	  --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/notebooks
+
+# The chapters as a student gets them: no solutions, exercise cells as stubs without outputs.
+student: setup
+	$(PY) -m companion.student --out _build/student
 
 # Re-execute every notebook at laptop scale and store the outputs the book shows.
 execute: data

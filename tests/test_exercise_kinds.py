@@ -182,10 +182,11 @@ def test_predict_says_how_far_off(toys, capsys):
     result = check("ch99.guess", 0.3, measured=0.44)
     out = capsys.readouterr().out
     assert not result and result.error == pytest.approx(-0.14) and result.measured == 0.44
-    assert "you predicted 30%, the experiment measured 44%: off by 14%, 32% too low" in out
+    assert "✗ ch99.guess: you predicted 30%, the experiment measured 44%: off by 14% (32% too low)" in out
+    assert "not within ±5%" in out
     assert "Because the tail" in out  # the measurement is seen: now the explanation helps
     assert check("ch99.guess", 0.42, measured=0.44)
-    assert "✓ close" in capsys.readouterr().out
+    assert "✓ ch99.guess: you predicted 42%" in capsys.readouterr().out
     with pytest.raises(TypeError, match="measured="):
         check("ch99.guess", 0.3)
     with pytest.raises(TypeError, match="only for predict"):
@@ -195,7 +196,7 @@ def test_predict_says_how_far_off(toys, capsys):
 def test_predict_with_a_registered_measurement(toys, capsys):
     assert check("ch99.guess_measured", 110)  # within 10 %
     assert not check("ch99.guess_measured", 200)
-    assert "67% too high" in capsys.readouterr().out.splitlines()[-1]
+    assert "the measurement is 0.6 times your guess" in capsys.readouterr().out.splitlines()[-1]
 
 
 def test_concept_choice(toys, capsys):

@@ -102,3 +102,31 @@ def test_widget_state_follows_the_controls():
         explorer_widget({"a": (VECS, INDEX)}, space="z")
     with pytest.raises(ValueError, match="non-empty"):
         explorer_widget({})
+
+
+def test_an_unknown_word_then_a_change_of_k_or_vectors_still_answers():
+    """Issue 10: after 'whale' (not in the vocabulary), changing k or the vector set seemed to
+    do nothing. Every change must re-render the output, and a change that makes the query
+    answerable must answer it."""
+    small = {w: i for i, w in enumerate(WORDS[:4])}  # no "apple"
+    w = explorer_widget({"all": (VECS, INDEX), "small": (VECS[:4], small)}, space="small", k=2)
+    w.query.value = "apple"
+    first = w.output.value
+    assert "Cannot answer" in first and "apple" in first and "These vector sets know it: all" in first
+    w.k.value = 3  # still unanswerable here, but the page must show that k changed
+    assert w.calls == 3 and w.output.value != first and "k = 3" in w.output.value
+    w.space.value = "all"  # this set knows the word: the answer appears without re-running the cell
+    assert w.last.error is None and w.last.words[0] == "pear" and "<table>" in w.output.value
+    w.query.value = "whale"
+    assert "No vector set here knows it" in w.output.value
+    w.query.value = "apple"
+    assert w.last.words[0] == "pear"
+
+
+def test_a_failing_callback_is_shown_not_lost():
+    bad = torch.full((7, 3), float("nan"))  # vectors that cannot be evaluated
+    w = explorer_widget({"ok": (VECS, INDEX), "broken": (bad, INDEX)}, k=2)
+    w.space.value = "broken"
+    assert "Cannot answer" in w.output.value and "NaN" in w.output.value
+    w.space.value = "ok"
+    assert w.last.words[0] == "queen"

@@ -117,7 +117,7 @@ def get(exercise_id: str) -> Exercise:
 
 _HOW = {
     "implement": "Write the function; then check({id!r}, {name}).",
-    "debug": "The function below has a bug. Copy it into a cell, find the bug, fix it, "
+    "debug": "The function below has a bug: find it, fix it (in your copy of it), "
              "then check({id!r}, {name}).",
     "derive": "Derive it on paper first; then write the result as the function below and "
               "check({id!r}, {name}).",
@@ -201,8 +201,8 @@ def _check_function(ex: Exercise, fn: Any) -> CheckResult:
 def _check_value(ex: Exercise, value: Any) -> CheckResult:
     """A concept question (a choice or a number), or a derive exercise answered by a number."""
     if _unanswered(value):
-        form = '"a", "b", ...' if ex.choices else "a number"
-        return CheckResult(ex.id, False, 1, 0, [f"no answer yet: call check({ex.id!r}, {form})"])
+        form = '"a"' if ex.choices else "3.5"
+        return CheckResult(ex.id, False, 1, 0, [f"no answer yet: replace None with yours, e.g. check({ex.id!r}, {form})"])
     if ex.choices:
         letter = normalise_choice(value)
         valid = ", ".join(ex.choices)
@@ -233,11 +233,14 @@ def _check_prediction(ex: Exercise, prediction: Any, measured: Any) -> CheckResu
         p, m = float(prediction), float(measured)
         err = p - m
         ok = math.isclose(p, m, rel_tol=ex.rtol, abs_tol=ex.atol)
-        rel = f", {abs(err) / abs(m):.0%} {'too high' if err > 0 else 'too low'}" if m and err else ""
-        msg = (f"you predicted {ex.format_value(p)}, the experiment measured {ex.format_value(m)}: "
-               f"off by {ex.format_value(abs(err))}{rel}")
-        return CheckResult(ex.id, ok, 1, int(ok), [] if ok else [msg], measured=measured, error=err) \
-            if not ok else CheckResult(ex.id, True, 1, 1, [msg], measured=measured, error=err)
+        msg = f"you predicted {ex.format_value(p)}, the experiment measured {ex.format_value(m)}"
+        if err:
+            side = "too high" if err > 0 else "too low"
+            ratio = m / p if p else math.inf
+            far = (f"the measurement is {ratio:.2g} times your guess" if p and (ratio >= 1.5 or 0 < ratio <= 1 / 1.5)
+                   else f"{abs(err) / abs(m):.0%} {side}" if m else side)
+            msg += f": off by {ex.format_value(abs(err))} ({far})"
+        return CheckResult(ex.id, ok, 1, int(ok), [msg], measured=measured, error=err)
     ok = compare(measured, prediction, ex.rtol, ex.atol) is None
     msg = f"you predicted {_fmt(prediction)}, the experiment measured {_fmt(measured)}"
     return CheckResult(ex.id, ok, 1, int(ok), [msg], measured=measured)
@@ -262,9 +265,10 @@ def _report(ex: Exercise, result: CheckResult) -> None:
         if result.measured is None:  # nothing was compared
             print(f"✗ {ex.id}: {result.failures[0]}.")
             return
-        line = result.failures[0] if result.failures else ""
-        verdict = "✓ close" if result.passed else "✗ not within"
-        print(f"{verdict} ({_tolerance_text(ex)}) — {ex.id}: {line}.")
+        tol = _tolerance_text(ex)
+        verdict = f"close enough (within {tol})" if result.passed else f"not within {tol}"
+        mark = "✓" if result.passed else "✗"
+        print(f"{mark} {ex.id}: {result.failures[0]} — {verdict}.")
         if ex.explanation:
             print(textwrap.dedent(ex.explanation).strip())
         return

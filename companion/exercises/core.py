@@ -200,7 +200,7 @@ class CheckResult:
     """What :func:`check` found; truthy only if every case passed.
 
     For a ``predict`` exercise ``measured`` and ``error`` (prediction minus measured value) are
-    set; for an ``extend`` exercise with nothing to check, ``n_cases`` is 0 and the result is
+    set and ``failures[0]`` describes the comparison (even when it passed); for an ``extend`` exercise with nothing to check, ``n_cases`` is 0 and the result is
     falsy (nothing was verified).
     """
 
@@ -406,7 +406,11 @@ def _is_literal(value: Any) -> bool:
 
 
 def call_text(name: str, case: Case, full: bool = False) -> str:
-    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated unless ``full``)."""
+    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated when long, unless ``full``)."""
+    if not full:
+        whole = call_text(name, case, full=True)
+        if len(whole) <= SHORT_CALL:
+            return whole
     rep = repr if full else _short.repr
     parts = [rep(a) for a in case.args] + [f"{k}={rep(v)}" for k, v in case.kwargs.items()]
     return f"{name}({', '.join(parts)})"

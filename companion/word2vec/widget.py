@@ -180,12 +180,16 @@ def explore(vectors: Any, index: Any, text: str, *, k: int = 8, method: str = "3
     return Exploration(query, [(words_of[r], float(scores[r])) for r in order], used)
 
 
-def _render(res: Exploration) -> str:
+def _render(res: Exploration, setting: str = "") -> str:
+    """The output as HTML; ``setting`` names the vector set and k, so that every change of a
+    control changes the text (an unchanged text is not re-sent to the page, which then looks
+    frozen: after an unknown word, changing k showed nothing new)."""
+    where = f" ({html.escape(setting)})" if setting else ""
     if res.error:
-        return f"<p><b>Cannot answer:</b> {html.escape(res.error)}</p>"
+        return f"<p><b>Cannot answer</b>{where}: {html.escape(res.error)}</p>"
     assert res.query is not None
     what = {"neighbours": "nearest neighbours of", "analogy": "analogy", "sum": "closest to"}[res.query.kind]
-    head = f"<p>{what} <code>{html.escape(res.query.expression)}</code> (scored by {res.method})</p>"
+    head = f"<p>{what} <code>{html.escape(res.query.expression)}</code> (scored by {res.method}){where}</p>"
     rows = "".join(f"<tr><td>{i}</td><td>{html.escape(w)}</td><td>{s:.3f}</td></tr>"
                    for i, (w, s) in enumerate(res.results, start=1))
     return head + f"<table><tr><th>#</th><th>word</th><th>score</th></tr>{rows}</table>"
@@ -206,11 +210,35 @@ class ExplorerWidget:
     calls: int = 0
 
     def update(self, *_: object) -> None:
-        """Answer the current query (the callback of every control)."""
-        vectors, index = self.spaces[self.space.value]
-        self.last = explore(vectors, index, self.query.value, k=int(self.k.value), method=self.method.value)
-        self.output.value = _render(self.last)
+        """Answer the current query (the callback of every control).
+
+        Never raises: an exception in a widget callback only reaches the browser's console, and
+        the reader would see a widget that stopped answering. It is shown in the output instead.
+        """
         self.calls += 1
+        name, k = self.space.value, int(self.k.value)
+        setting = f"{name}, k = {k}"
+        try:
+            vectors, index = self.spaces[name]
+            self.last = explore(vectors, index, self.query.value, k=k, method=self.method.value)
+            if self.last.error and self.last.query is not None and len(self.spaces) > 1:
+                self.last.error += self._elsewhere(self.last.query)
+        except Exception as err:  # noqa: BLE001 - shown to the reader rather than lost
+            self.last = Exploration(None, error=f"{type(err).__name__}: {err}")
+        self.output.value = _render(self.last, setting)
+
+    def _elsewhere(self, query: Query) -> str:
+        """Which other vector sets know every word of the query (a hint for the reader)."""
+        found = []
+        for name, (vectors, index) in self.spaces.items():
+            if name == self.space.value:
+                continue
+            stoi, n = word_rows(index), as_matrix(vectors).shape[0]
+            if all(w in stoi and stoi[w] < n for w in query.words):
+                found.append(name)
+        if found:
+            return f". These vector sets know it: {', '.join(found)}"
+        return ". No vector set here knows it: try another word"
 
     def _ipython_display_(self) -> None:  # pragma: no cover - needs a notebook front end
         from IPython.display import display
