@@ -52,7 +52,7 @@ def softmax_gradient(y: np.ndarray, target: int) -> np.ndarray:
 
 def stable_log_softmax(y: np.ndarray) -> np.ndarray:
     """The fix: exponentiate y - top, not y."""
-    top = y.max(axis=-1, keepdims=True)
+    top = y.max(axis=-1, keepdims=True)  # subtract the largest score so exp cannot overflow
     return y - top - np.log(np.exp(y - top).sum(axis=-1, keepdims=True))
 
 
