@@ -21,7 +21,7 @@ VOCAB = 13_190  # len(bengio_split().vocab) on NLTK's Brown, lower-cased
 
 
 def run(*, steps: int = 8, batch_size: int = 1024, device: str | None = None) -> dict:
-    """Time training steps of the laptop NNLM shape (n=5, m=60, h=100) with each output layer.
+    """Time training steps of the laptop NNLM shape (n=5, d=60, d_h=100) with each output layer.
 
     Returns a flat dict: tokens/s (median step) with Adam -- what the chapter trains with --
     for the full softmax and the hierarchical softmax, with and without direct connections,
@@ -36,7 +36,7 @@ def run(*, steps: int = 8, batch_size: int = 1024, device: str | None = None) ->
     t0 = time.perf_counter()
     for output in ("full", "hsoftmax"):
         for direct in (False, True):
-            cfg = NNLMConfig(vocab_size=VOCAB, n=5, m=60, h=100, direct=direct, output=output)
+            cfg = NNLMConfig(vocab_size=VOCAB, n=5, dim=60, hidden=100, direct=direct, output=output)
             model = NNLM(cfg, counts=counts, seed=0)
             key = f"nnlm_{output}{'_direct' if direct else ''}_tokens_per_s"
             out[key] = training_throughput(model, ctx, tgt, batch_size=batch_size, steps=steps, warmup=2, device=dev)
@@ -44,7 +44,7 @@ def run(*, steps: int = 8, batch_size: int = 1024, device: str | None = None) ->
     out["hs_speedup_direct"] = out["nnlm_hsoftmax_direct_tokens_per_s"] / out["nnlm_full_direct_tokens_per_s"]
     # plain SGD with sparse gradients: a step touches only the rows the batch used (word2vec's way)
     for output in ("full", "hsoftmax"):
-        cfg = NNLMConfig(vocab_size=VOCAB, n=5, m=60, h=100, direct=False, output=output, sparse=True)
+        cfg = NNLMConfig(vocab_size=VOCAB, n=5, dim=60, hidden=100, direct=False, output=output, sparse=True)
         model = NNLM(cfg, counts=counts, seed=0)
         out[f"nnlm_{output}_sgd_sparse_tokens_per_s"] = training_throughput(
             model, ctx, tgt, batch_size=batch_size, steps=steps, warmup=2, lr=0.1, optimizer="sgd", device=dev

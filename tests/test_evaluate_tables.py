@@ -109,9 +109,12 @@ def test_brown_rows_agree_with_the_notebooks():
     """The seeded rows are what chapters 1 and 2 printed (re-read from their stored outputs)."""
     stored = {r.key: r for r in RunningTable("brown_ppl", directory=ROWS_DIR).rows()}
     parsed = brown_rows(ROOT)
-    assert len(parsed) == 30
+    assert len(parsed) == 20
     for d in parsed:
         row = stored[(d["model"], d["scale"])]
         assert row.scores == d["scores"], d["model"]
     assert stored[("modified KN, n = 5", "laptop")].scores == {"valid": 161.1, "test": 150.2}
-    assert stored[("NNLM, tree (m=60, h=100) + modified KN trigram", "laptop")].scores["test"] == 127.87
+    # chapter 2 writes its own laptop rows (notebooks/02_neural_lm.ipynb, section 7)
+    ch02 = [r for r in stored.values() if r.chapter == "02" and r.scale == "laptop"]
+    assert any(r.model.startswith("NNLM, full softmax") and r.model.endswith("+ modified KN trigram")
+               for r in ch02), [r.model for r in ch02]

@@ -13,6 +13,7 @@ from companion.neural_lm import (
     NNLM,
     LBLConfig,
     NNLMConfig,
+    SennaConfig,
     balanced_tree,
     clustered_tree,
     iterate_minibatches,
@@ -44,18 +45,18 @@ def counts_of(ids: torch.Tensor) -> list[int]:
 
 
 MODELS = {
-    "nnlm-full-direct": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, direct=True)),
-    "nnlm-full": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, direct=False)),
-    "nnlm-h0": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=0, direct=True)),
-    "nnlm-hs-huffman": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax"), counts=list(range(1, V + 1))),
-    "nnlm-hs-balanced": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax", tree="balanced")),
+    "nnlm-full-direct": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, direct=True)),
+    "nnlm-full": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, direct=False)),
+    "nnlm-h0": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=0, direct=True)),
+    "nnlm-hs-huffman": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, output="hsoftmax"), counts=list(range(1, V + 1))),
+    "nnlm-hs-balanced": lambda: NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, output="hsoftmax", tree="balanced")),
     "nnlm-hs-clustered": lambda: NNLM(
-        NNLMConfig(vocab_size=V, n=3, m=8, h=16, output="hsoftmax"),
+        NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, output="hsoftmax"),
         tree=clustered_tree(torch.randn(V, 4, generator=torch.Generator().manual_seed(0))),
     ),
-    "lbl-full": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8)),
-    "lbl-untied": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8, tie=False)),
-    "lbl-hs": lambda: LBL(LBLConfig(vocab_size=V, n=3, m=8, output="hsoftmax", tree="balanced")),
+    "lbl-full": lambda: LBL(LBLConfig(vocab_size=V, n=3, dim=8)),
+    "lbl-untied": lambda: LBL(LBLConfig(vocab_size=V, n=3, dim=8, tie=False)),
+    "lbl-hs": lambda: LBL(LBLConfig(vocab_size=V, n=3, dim=8, output="hsoftmax", tree="balanced")),
 }
 
 
@@ -83,7 +84,7 @@ def test_shapes_and_distributions(name):
 
 def test_nnlm_logits_are_b_plus_Wx_plus_U_tanh():
     torch.manual_seed(0)
-    model = NNLM(NNLMConfig(vocab_size=V, n=4, m=5, h=7, direct=True))
+    model = NNLM(NNLMConfig(vocab_size=V, n=4, dim=5, hidden=7, direct=True))
     with torch.no_grad():
         model.out.bias.normal_()
     ctx = torch.randint(0, V, (3, 3))
@@ -93,7 +94,7 @@ def test_nnlm_logits_are_b_plus_Wx_plus_U_tanh():
     assert model.U.shape == (V, 7) and model.W.shape == (V, 15)
     assert torch.allclose(model.logits(ctx), y, atol=1e-5)
     assert torch.allclose(torch.log_softmax(y, -1), model.log_probs_all(ctx), atol=1e-5)
-    no_direct = NNLM(NNLMConfig(vocab_size=V, n=4, m=5, h=7, direct=False))
+    no_direct = NNLM(NNLMConfig(vocab_size=V, n=4, dim=5, hidden=7, direct=False))
     with pytest.raises(ValueError, match="no direct"):
         no_direct.W
 
@@ -101,7 +102,7 @@ def test_nnlm_logits_are_b_plus_Wx_plus_U_tanh():
 @pytest.mark.parametrize("direct", [True, False])
 @pytest.mark.parametrize("n,m,h", [(5, 60, 50), (3, 4, 9), (2, 1, 1)])
 def test_parameter_count_matches_the_paper_formula(n, m, h, direct):
-    model = NNLM(NNLMConfig(vocab_size=97, n=n, m=m, h=h, direct=direct))
+    model = NNLM(NNLMConfig(vocab_size=97, n=n, dim=m, hidden=h, direct=direct))
     assert model.num_parameters() == paper_parameter_count(97, n, m, h, direct)
     # the chapter's bias-free version, (n m + h)|V| + (n-1) m h, differs by the |V| + h biases
     if direct:
@@ -109,10 +110,10 @@ def test_parameter_count_matches_the_paper_formula(n, m, h, direct):
 
 
 def test_lbl_prediction_is_sum_of_position_matrices():
-    model = LBL(LBLConfig(vocab_size=V, n=4, m=6))
+    model = LBL(LBLConfig(vocab_size=V, n=4, dim=6))
     ctx = torch.randint(0, V, (5, 3))
     r = model.R.weight
-    r_hat = sum(r[ctx[:, i]] @ model.C[i].T for i in range(3))
+    r_hat = sum(r[ctx[:, i]] @ model.Q[i].T for i in range(3))
     assert torch.allclose(model.features(ctx), r_hat, atol=1e-6)
     scores = r_hat @ r.T + model.out.bias  # tied: the output vectors are the word vectors
     assert model.out.weight is model.R.weight
@@ -121,7 +122,7 @@ def test_lbl_prediction_is_sum_of_position_matrices():
 
 @pytest.mark.parametrize("cls,cfg", [(NNLM, NNLMConfig), (LBL, LBLConfig)])
 def test_bad_inputs_give_clear_errors(cls, cfg):
-    model = cls(cfg(vocab_size=V, n=3, m=4))
+    model = cls(cfg(vocab_size=V, n=3, dim=4))
     good = torch.zeros(2, 2, dtype=torch.long)
     with pytest.raises(ValueError, match=r"\[N, 2\]"):
         model.log_prob(torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, dtype=torch.long))
@@ -144,16 +145,24 @@ def test_bad_inputs_give_clear_errors(cls, cfg):
     with pytest.raises(ValueError, match="leaves"):
         cls(cfg(vocab_size=V, output="hsoftmax"), tree=balanced_tree(V + 1))
     with pytest.raises(TypeError, match="int"):
-        cls(cfg(vocab_size=V, m=2.5))
+        cls(cfg(vocab_size=V, dim=2.5))
     with pytest.raises(TypeError, match="Config"):
         cls({"vocab_size": V})
 
 
+def test_paper_letters_are_aliases_of_the_book_names():
+    """m, h (Bengio et al.'s letters) set dim, hidden (the book's d, d_h); nothing else changes."""
+    old = NNLMConfig(vocab_size=V, n=3, m=7, h=9)
+    assert (old.dim, old.hidden) == (7, 9) and old == NNLMConfig(vocab_size=V, n=3, dim=7, hidden=9)
+    assert LBLConfig(vocab_size=V, m=5).dim == 5
+    assert SennaConfig(vocab_size=V, m=3, h=4) == SennaConfig(vocab_size=V, dim=3, hidden=4)
+
+
 def test_nnlm_specific_bad_inputs():
     with pytest.raises(ValueError, match="direct=True"):
-        NNLM(NNLMConfig(vocab_size=V, h=0, direct=False))
+        NNLM(NNLMConfig(vocab_size=V, hidden=0, direct=False))
     with pytest.raises(ValueError, match="h"):
-        NNLM(NNLMConfig(vocab_size=V, h=-1))
+        NNLM(NNLMConfig(vocab_size=V, hidden=-1))
     with pytest.raises(ValueError, match="n must be >= 2"):
         ngram_examples([1, 2, 3], 1)
     with pytest.raises(ValueError, match="at least"):
@@ -161,9 +170,9 @@ def test_nnlm_specific_bad_inputs():
 
 
 def test_seeded_construction_and_training_are_deterministic():
-    a = NNLM(NNLMConfig(vocab_size=V, n=3, m=4, h=5), seed=3)
-    b = NNLM(NNLMConfig(vocab_size=V, n=3, m=4, h=5), seed=3)
-    c = NNLM(NNLMConfig(vocab_size=V, n=3, m=4, h=5), seed=4)
+    a = NNLM(NNLMConfig(vocab_size=V, n=3, dim=4, hidden=5), seed=3)
+    b = NNLM(NNLMConfig(vocab_size=V, n=3, dim=4, hidden=5), seed=3)
+    c = NNLM(NNLMConfig(vocab_size=V, n=3, dim=4, hidden=5), seed=4)
     for (k, p), q, r in zip(a.state_dict().items(), b.state_dict().values(), c.state_dict().values()):
         assert torch.equal(p, q), k
     assert not all(torch.equal(p, r) for p, r in zip(a.state_dict().values(), c.state_dict().values()))
@@ -181,11 +190,11 @@ def test_tiny_training_run_beats_uniform(kind):
     ctx, tgt = ngram_examples(train_ids, 3)
     vctx, vtgt = ngram_examples(valid_ids, 3)
     if kind == "nnlm-hs-huffman":
-        model = NNLM(NNLMConfig(vocab_size=V, n=3, m=16, h=32, output="hsoftmax"), counts=counts_of(train_ids))
+        model = NNLM(NNLMConfig(vocab_size=V, n=3, dim=16, hidden=32, output="hsoftmax"), counts=counts_of(train_ids))
     elif kind == "lbl-full":
-        model = LBL(LBLConfig(vocab_size=V, n=3, m=16))
+        model = LBL(LBLConfig(vocab_size=V, n=3, dim=16))
     else:
-        model = NNLM(NNLMConfig(vocab_size=V, n=3, m=16, h=32))
+        model = NNLM(NNLMConfig(vocab_size=V, n=3, dim=16, hidden=32))
     before = perplexity_of_model(model, vctx, vtgt)
     hist = fit(
         model,
@@ -216,8 +225,8 @@ def test_iterate_minibatches_covers_everything_once():
 @pytest.mark.gpu
 @pytest.mark.parametrize("output", ["full", "hsoftmax"])
 def test_nnlm_on_cuda_matches_cpu(output):
-    cpu = NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output=output, tree="balanced"))
-    gpu = NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16, output=output, tree="balanced"), device="cuda")
+    cpu = NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, output=output, tree="balanced"))
+    gpu = NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16, output=output, tree="balanced"), device="cuda")
     ctx, tgt = ngram_examples(markov_stream(200, 0), 3)
     assert torch.allclose(cpu.log_prob(ctx, tgt), gpu.log_prob(ctx.cuda(), tgt.cuda()).cpu(), atol=1e-4)
     gpu.loss((ctx.cuda(), tgt.cuda())).backward()
@@ -264,7 +273,7 @@ def test_train_lm_sample_words_and_presets():
 
     ctx, tgt = ngram_examples(markov_stream(2000, 0), 3)
     vctx, vtgt = ngram_examples(markov_stream(400, 1), 3)
-    model = NNLM(NNLMConfig(vocab_size=V, n=3, m=8, h=16))
+    model = NNLM(NNLMConfig(vocab_size=V, n=3, dim=8, hidden=16))
     hist = train_lm(model, (ctx, tgt), (vctx, vtgt), TrainPlan(batch_size=128, epochs=1.5, lr=1e-2), device="cpu", progress=False)
     assert hist.steps == round(1.5 * math.ceil(ctx.shape[0] / 128))
     assert len(hist.evals) >= 4 and hist.best["val_ppl"] < 20

@@ -46,7 +46,7 @@ def test_corruption_replaces_only_the_centre_with_a_different_word():
 
 
 def test_hinge_loss_formula():
-    model = WindowRanker(SennaConfig(vocab_size=V, window=3, m=4, h=6))
+    model = WindowRanker(SennaConfig(vocab_size=V, window=3, dim=4, hidden=6))
     w = context_windows(structured_stream(50, 0), 3)
     neg = corrupt_centre(w, V, generator=torch.Generator().manual_seed(1))
     expected = torch.clamp(1 - model.score(w) + model.score(neg), min=0).mean()
@@ -66,7 +66,7 @@ def test_ranking_training_learns_to_rank_real_windows_higher():
     # topics ranks ~90 % of pairs right (ties within a topic count as wrong)
     train = context_windows(topic_stream(3000, 0), 5)
     valid = context_windows(topic_stream(800, 1), 5)
-    model = WindowRanker(SennaConfig(vocab_size=V, window=5, m=8, h=16), seed=0)
+    model = WindowRanker(SennaConfig(vocab_size=V, window=5, dim=8, hidden=16), seed=0)
     before = ranking_accuracy(model, valid, seed=0)
     assert ranking_accuracy(model, valid, seed=0) == before  # the metric is deterministic
     fit(
@@ -82,7 +82,7 @@ def test_senna_seeded_training_repeats_and_bad_inputs():
     train = context_windows(structured_stream(500, 0), 3)
 
     def run():
-        m = WindowRanker(SennaConfig(vocab_size=V, window=3, m=4, h=4), seed=5)
+        m = WindowRanker(SennaConfig(vocab_size=V, window=3, dim=4, hidden=4), seed=5)
         return fit(m, [train[:100], train[100:200]], config=TrainConfig(epochs=2, progress=False, device="cpu")).step_loss
 
     assert run() == run()
@@ -161,7 +161,7 @@ def test_zipf_stream_is_seeded_and_skewed():
 
 
 def test_speed_table_shape():
-    table = softmax_speed_table((50, 200), n=3, m=4, h=8, batch_size=64, steps=2, n_tokens=500, device="cpu")
+    table = softmax_speed_table((50, 200), n=3, dim=4, hidden=8, batch_size=64, steps=2, n_tokens=500, device="cpu")
     assert list(table.columns) == ["vocab_size", "full_tokens_per_s", "hsoftmax_tokens_per_s", "speedup", "mean_depth"]
     assert table["vocab_size"].tolist() == [50, 200]
     assert (table["full_tokens_per_s"] > 0).all() and (table["hsoftmax_tokens_per_s"] > 0).all()
@@ -172,10 +172,10 @@ def test_speed_table_shape():
 @pytest.mark.gpu
 def test_senna_and_timing_on_cuda():
     train = context_windows(structured_stream(500, 0), 3)
-    model = WindowRanker(SennaConfig(vocab_size=V, window=3, m=4, h=4), device="cuda")
+    model = WindowRanker(SennaConfig(vocab_size=V, window=3, dim=4, hidden=4), device="cuda")
     loss = model.loss(train.cuda())
     loss.backward()
     assert loss.device.type == "cuda"
     assert 0.0 <= ranking_accuracy(model, train) <= 1.0
-    table = softmax_speed_table((100,), n=3, m=4, h=8, batch_size=64, steps=2, n_tokens=500, device="cuda")
+    table = softmax_speed_table((100,), n=3, dim=4, hidden=8, batch_size=64, steps=2, n_tokens=500, device="cuda")
     assert (table["speedup"] > 0).all()

@@ -20,8 +20,6 @@ CH02 = "notebooks/02_neural_lm.ipynb"
 GPU_RESULT = "benchmarks/gpu/results/h200_ch02_gpu_scale.json"
 CELL_NGRAM = "291d15f6"  # ch01a: perplexity_table(...) -- test perplexity, method x n
 CELL_KN_VALID = "1c994b04"  # ch02: modified KN n = 3 / 5, valid and test
-CELL_MIX = "84698b51"  # ch02: the five neural models alone (valid) and mixed with the trigram
-CELL_CLAIM = "82228422"  # ch02: the best model alone on test
 GPU_NAMES = {"full": "NNLM, full softmax", "direct": "NNLM, full softmax + direct", "hsoftmax": "NNLM, tree",
              "hsoftmax_direct": "NNLM, tree + direct", "lbl": "LBL, tree"}
 _NUM = r"[-+]?\d+(?:\.\d+)?"
@@ -69,28 +67,8 @@ def brown_rows(root: Path = ROOT) -> list[dict[str, Any]]:
                 scores = {"valid": kn_valid[name], **scores}
                 source += f"; valid: {CH02} cell id {CELL_KN_VALID}"
             rows.append({"model": name, "chapter": "01", "scores": scores, "scale": "laptop", "params": None, "source": source})
-    # chapter 2: the neural models alone (valid) and mixed with the modified-KN trigram
-    idx, text = _cell(root / CH02, CELL_MIX)
-    numbers: dict[str, list[float]] = {}
-    for line in text.splitlines():
-        m = re.match(r"^((?:NNLM|LBL)[^)]*\))\s+(.*?)\s*\\?\s*$", line)
-        if m:
-            numbers.setdefault(m.group(1), []).extend(float(x) for x in re.findall(_NUM, m.group(2)))
-    if len(numbers) != 5 or any(len(v) != 5 for v in numbers.values()):
-        raise ValueError(f"{CH02} cell {CELL_MIX}: expected 5 models x 5 numbers, read {numbers}")
-    _, claim = _cell(root / CH02, CELL_CLAIM)
-    best = re.search(rf"^\s+(.+?) alone: ({_NUM})", claim, re.MULTILINE)
-    source = f"{CH02} cell {idx} (id {CELL_MIX})"
-    for name, (weight, alone_valid, _tri_valid, mix_valid, mix_test) in numbers.items():
-        alone: dict[str, float] = {"valid": alone_valid}
-        alone_source = source
-        if best and best.group(1) == name:
-            alone["test"] = float(best.group(2))
-            alone_source += f"; test: cell id {CELL_CLAIM}"
-        rows.append({"model": name, "chapter": "02", "scores": alone, "scale": "laptop", "source": alone_source})
-        rows.append({"model": f"{name} + modified KN trigram", "chapter": "02",
-                         "scores": {"valid": mix_valid, "test": mix_test}, "scale": "laptop", "source": source,
-                         "meta": {"nnlm_weight": weight}})
+    # chapter 2's laptop rows are written by the chapter itself (RunningTable.add in its results
+    # cells, issue 10), so they are not seeded here.
     # chapter 2 at gpu scale (one H200 run, stored by benchmarks/gpu/ch02_gpu_scale.py)
     gpu = json.loads((root / GPU_RESULT).read_text(encoding="utf-8"))
     for variant, res in gpu["models"].items():

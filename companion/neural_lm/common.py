@@ -71,16 +71,16 @@ def check_int_fields(config: Any, names: Sequence[str]) -> None:
             raise TypeError(f"{name} must be an int, got {v!r}")
 
 
-def check_lm_sizes(config: Any, int_fields: Sequence[str] = ("vocab_size", "n", "m")) -> None:
+def check_lm_sizes(config: Any, int_fields: Sequence[str] = ("vocab_size", "n", "dim")) -> None:
     """The checks every n-gram LM config shares: ``int_fields`` are ints, ``vocab_size >= 2``,
-    ``n >= 2`` and ``m >= 1``."""
+    ``n >= 2`` and ``dim >= 1``."""
     check_int_fields(config, int_fields)
     if config.vocab_size < 2:
         raise ValueError(f"vocab_size must be >= 2, got {config.vocab_size}")
     if config.n < 2:
         raise ValueError(f"n must be >= 2 (the model reads n-1 >= 1 previous words), got {config.n}")
-    if config.m < 1:
-        raise ValueError(f"m (word-vector size) must be >= 1, got {config.m}")
+    if config.dim < 1:
+        raise ValueError(f"dim (word-vector size d) must be >= 1, got {config.dim}")
 
 
 def check_lm_output(config: Any) -> None:

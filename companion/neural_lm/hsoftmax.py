@@ -1,14 +1,24 @@
-"""Hierarchical softmax (Morin & Bengio 2005; Mnih & Hinton 2008; word2vec), written out.
+"""Hierarchical softmax, written out: the dot-product form of Mnih & Hinton (2009) and word2vec.
 
-Each internal node ``n`` of a binary tree over the vocabulary holds a vector ``u_n`` (and a
-bias ``c_n``). Walking to word ``w`` takes the branch ``code`` at each node on its path, with
+Each internal node ``v`` of a binary tree over the vocabulary holds a vector ``u_v`` (and a
+bias ``beta_v``). Walking to word ``w`` takes the branch ``code`` at each node on its path, with
 
-    P(branch 1 at n | h) = sigma(u_n . h + c_n),   P(branch 0 at n | h) = sigma(-(u_n . h + c_n)),
+    P(branch 1 at v | h) = sigma(u_v . h + beta_v),   P(branch 0 at v | h) = sigma(-(u_v . h + beta_v)),
 
-so that ``P(w | h) = prod_{(n, code) on path(w)} sigma((2 code - 1)(u_n . h + c_n))``.
-The two branch probabilities at every node sum to one, hence the leaves' probabilities sum to
-one without any sum over the vocabulary: the loss for one token costs O(depth) = O(log |V|)
-dot products instead of O(|V|).
+so that ``P(w | h) = prod_{(v, code) on path(w)} sigma((2 code - 1)(u_v . h + beta_v))``, where
+``h`` is the feature vector the network computes once per context. The two branch
+probabilities at every node sum to one, hence the leaves' probabilities sum to one without any
+sum over the vocabulary: the loss for one token costs O(depth) = O(log |V|) dot products
+instead of O(|V|).
+
+Attribution. The tree-structured output layer is Morin & Bengio (2005)'s idea, but their model
+is not this one: there every node ``v`` has a learned embedding ``N_v`` that is fed, with the
+context's word vectors, *into the hidden layer*, and one output vector shared by all nodes
+reads the hidden layer: in the paper's letters (its ``beta`` is that shared vector, not our node
+bias) ``P(b = 1 | v, context) = sigm(alpha_v + beta' . tanh(c + W x + U N_v))``. The hidden
+layer is therefore recomputed for every node on the path. Scoring every node against one
+feature vector of the context by a dot product, as here, is the form of Mnih & Hinton's
+hierarchical log-bilinear model (2009) and of word2vec (Mikolov et al. 2013).
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ class HierarchicalSoftmax(nn.Module):
         in_features: size of the feature vector ``h``.
         tree: a :class:`~.tree.BinaryTree` over the vocabulary (its tensors become buffers, so
             ``.to(device)`` moves them with the model).
-        bias: give every node a bias ``c_n``.
+        bias: give every node a bias ``beta_v``.
         fused: use ``F.logsigmoid`` in the training loss (equal to our :func:`~.output.log_sigmoid`,
             which ``fused=False`` uses).
         sparse: sparse gradients for the node vectors: a step then touches only the nodes on the
@@ -60,7 +70,7 @@ class HierarchicalSoftmax(nn.Module):
         return BinaryTree(self.paths, (self.signs + 1) / 2, self.mask, self.mask.sum(1), self.n_internal)
 
     def _node_scores(self, h: torch.Tensor, nodes: torch.Tensor) -> torch.Tensor:
-        """``u_n . h + c_n`` for the nodes ``[N, D]`` of each row: ``[N, D]`` (gathered, O(N D d))."""
+        """``u_v . h + beta_v`` for the nodes ``[N, D]`` of each row: ``[N, D]`` (gathered, O(N D d))."""
         # bmm of the gathered [N, D, d] node vectors with h: ~2x faster on CPU than einsum here
         s = torch.bmm(F.embedding(nodes, self.node_vectors, sparse=self.sparse), h.unsqueeze(2)).squeeze(2)
         if self.node_bias is not None:

@@ -1,9 +1,9 @@
 """The log-bilinear language model (Mnih & Hinton 2007; with a tree: HLBL, Mnih & Hinton 2008).
 
 No hidden non-linearity: the model *predicts a word vector* as a linear function of the
-context's word vectors, one ``m x m`` matrix per position,
+context's word vectors, one ``d x d`` matrix per position,
 
-    r_hat = sum_{i=1}^{n-1} C_i r_{w_{t-i}},
+    r_hat = sum_{i=1}^{n-1} Q_i r_{w_{t-i}},
 
 and scores each word by how well its own vector matches the prediction,
 
@@ -11,11 +11,13 @@ and scores each word by how well its own vector matches the prediction,
 
 The same matrix ``R`` of word vectors serves the context and the prediction (``tie=True``, as
 in the paper). With ``output="hsoftmax"`` the tree's node vectors take the place of ``r_w``.
+The paper calls the position matrices ``C_i``; we write ``Q_i`` (attribute ``Q``) because the
+book keeps ``C`` for the embedding matrix, and ``d`` (field ``dim``) for the vector size.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Sequence
 
 import torch
@@ -34,20 +36,26 @@ class LBLConfig:
     Attributes:
         vocab_size: ``|V|``.
         n: order (reads ``n - 1`` previous words), ``n >= 2``.
-        m: word-vector size.
+        dim: word-vector size ``d``.
         tie: use the context vectors ``R`` as the output vectors too (full softmax only).
         output: ``"full"`` or ``"hsoftmax"``.
         tree: ``"huffman"`` (needs counts) or ``"balanced"`` for ``hsoftmax``.
         init_std: standard deviation of the initial word vectors.
+        m: alias of ``dim`` (the paper's letter; not stored).
     """
 
     vocab_size: int
     n: int = 5
-    m: int = 60
+    dim: int = 60
     tie: bool = True
     output: str = "full"
     tree: str = "huffman"
     init_std: float = 0.1
+    m: InitVar[int | None] = None
+
+    def __post_init__(self, m: int | None) -> None:
+        if m is not None:
+            self.dim = m
 
     def validate(self) -> None:
         """Raise with a fix for any impossible setting."""
@@ -71,23 +79,24 @@ class LBL(NeuralLM):
         super().__init__()
         self._configure(config, LBLConfig)
         with seeded(seed):
-            self.R = nn.Embedding(config.vocab_size, config.m)
+            d, k = config.dim, self.n_context
+            self.R = nn.Embedding(config.vocab_size, d)
             nn.init.normal_(self.R.weight, std=config.init_std)
-            # C_i starts as a scaled identity: r_hat begins as an average of the context vectors.
-            eye = torch.eye(config.m) / self.n_context
-            self.C = nn.Parameter(eye.repeat(self.n_context, 1, 1) + 0.01 * torch.randn(self.n_context, config.m, config.m))
+            # Q_i starts as a scaled identity: r_hat begins as an average of the context vectors.
+            eye = torch.eye(d) / k
+            self.Q = nn.Parameter(eye.repeat(k, 1, 1) + 0.01 * torch.randn(k, d, d))
             shared = self.R.weight if (config.tie and config.output == "full") else None
-            self._build_output(config.m, counts=counts, tree=tree, weight=shared)
+            self._build_output(d, counts=counts, tree=tree, weight=shared)
         if device is not None:
             self.to(device)
 
     def features(self, contexts: torch.Tensor) -> torch.Tensor:
-        """The predicted representation ``r_hat = sum_i C_i r_{w_i}``: ``[N, m]``."""
-        r = self.R(contexts).flatten(1)  # [N, (n-1) m]: the context vectors side by side
-        # sum_i C_i r_i as one matrix product with the C_i^T stacked: [(n-1) m, m]
-        return r @ self.C.transpose(1, 2).reshape(-1, self.config.m)
+        """The predicted representation ``r_hat = sum_i Q_i r_{w_i}``: ``[N, d]``."""
+        r = self.R(contexts).flatten(1)  # [N, (n-1) d]: the context vectors side by side
+        # sum_i Q_i r_i as one matrix product with the Q_i^T stacked: [(n-1) d, d]
+        return r @ self.Q.transpose(1, 2).reshape(-1, self.config.dim)
 
     @property
     def embeddings(self) -> torch.Tensor:
-        """The learned word vectors ``R``: ``[V, m]`` (detached)."""
+        """The learned word vectors ``R``: ``[V, d]`` (detached)."""
         return self.R.weight.detach()

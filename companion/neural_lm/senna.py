@@ -13,7 +13,7 @@ word vectors ``e`` are the product.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Sequence
 
 import numpy as np
@@ -33,8 +33,8 @@ class SennaConfig:
     Attributes:
         vocab_size: ``|V|``.
         window: words per window (odd; the centre word is the one replaced). SENNA used 11.
-        m: word-vector size (SENNA: 50).
-        h: hidden units (SENNA: 100).
+        dim: word-vector size ``d`` (SENNA: 50).
+        hidden: hidden units ``d_h`` (SENNA: 100).
         margin: the hinge margin.
         init_std: standard deviation of the initial word vectors. Keep it near 1: with small
             vectors (0.1) the centre word barely moves the score and, in our tests, training
@@ -43,20 +43,28 @@ class SennaConfig:
 
     vocab_size: int
     window: int = 5
-    m: int = 50
-    h: int = 100
+    dim: int = 50
+    hidden: int = 100
     margin: float = 1.0
     init_std: float = 1.0
+    m: InitVar[int | None] = None
+    h: InitVar[int | None] = None
+
+    def __post_init__(self, m: int | None, h: int | None) -> None:
+        if m is not None:
+            self.dim = m
+        if h is not None:
+            self.hidden = h
 
     def validate(self) -> None:
         """Raise with a fix for any impossible setting."""
-        check_int_fields(self, ("vocab_size", "window", "m", "h"))
+        check_int_fields(self, ("vocab_size", "window", "dim", "hidden"))
         if self.vocab_size < 2:
             raise ValueError(f"vocab_size must be >= 2 (a corrupted centre must differ), got {self.vocab_size}")
         if self.window < 1 or self.window % 2 == 0:
             raise ValueError(f"window must be a positive odd number (it has a centre word), got {self.window}")
-        if self.m < 1 or self.h < 1:
-            raise ValueError(f"m and h must be >= 1, got m={self.m}, h={self.h}")
+        if self.dim < 1 or self.hidden < 1:
+            raise ValueError(f"dim and hidden must be >= 1, got dim={self.dim}, hidden={self.hidden}")
         if not self.margin > 0:
             raise ValueError(f"margin must be > 0, got {self.margin}")
 
@@ -104,10 +112,10 @@ class WindowRanker(nn.Module):
         config.validate()
         self.config, self.seed = config, seed
         with seeded(seed):
-            self.E = nn.Embedding(config.vocab_size, config.m)
+            self.E = nn.Embedding(config.vocab_size, config.dim)
             nn.init.normal_(self.E.weight, std=config.init_std)
-            self.hidden = nn.Linear(config.window * config.m, config.h)
-            self.score_layer = nn.Linear(config.h, 1)
+            self.hidden = nn.Linear(config.window * config.dim, config.hidden)
+            self.score_layer = nn.Linear(config.hidden, 1)
         self._gen: torch.Generator | None = None
         if device is not None:
             self.to(device)
@@ -156,7 +164,7 @@ class WindowRanker(nn.Module):
 
     @property
     def embeddings(self) -> torch.Tensor:
-        """The learned word vectors ``[V, m]`` (detached)."""
+        """The learned word vectors ``[V, d]`` (detached)."""
         return self.E.weight.detach()
 
 

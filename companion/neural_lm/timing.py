@@ -92,8 +92,8 @@ def softmax_speed_table(
     vocab_sizes: tuple[int, ...] = (1_000, 4_000, 16_000),
     *,
     n: int = 5,
-    m: int = 60,
-    h: int = 100,
+    dim: int = 60,
+    hidden: int = 100,
     batch_size: int = 512,
     steps: int = 10,
     n_tokens: int = 50_000,
@@ -121,7 +121,10 @@ def softmax_speed_table(
         ctx, tgt = w[:, :-1].contiguous(), w[:, -1].contiguous()
         speeds = {}
         for output in ("full", "hsoftmax"):
-            cfg = NNLMConfig(vocab_size=V, n=n, m=m, h=h, direct=False, output=output, sparse=optimizer == "sgd")
+            cfg = NNLMConfig(
+                vocab_size=V, n=n, dim=dim, hidden=hidden, direct=False, output=output,
+                sparse=optimizer == "sgd",
+            )
             model = NNLM(cfg, counts=counts.tolist(), seed=seed)
             speeds[output] = training_throughput(
                 model, ctx, tgt, batch_size=batch_size, steps=steps, device=device, optimizer=optimizer,

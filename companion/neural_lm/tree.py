@@ -1,7 +1,8 @@
 """Binary trees over the vocabulary, for the hierarchical softmax.
 
 A word is a leaf; predicting it means walking from the root to its leaf, making one binary
-decision per internal node on the way (Morin & Bengio 2005; Mnih & Hinton 2008; word2vec).
+decision per internal node on the way (the tree of Morin & Bengio 2005, scored as in Mnih &
+Hinton 2009 and word2vec: see :mod:`.hsoftmax`).
 A :class:`BinaryTree` stores, for every word, the internal nodes on its root-to-leaf path and
 the branch taken at each, as padded tensors so that a whole batch of paths can be gathered at
 once (no Python loop per token).
