@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -169,20 +170,29 @@ def _grad_worker(rank: int, world: int, init: str, model: nn.Module, batch, out:
         ddp(shard(batch, rank, world)).backward()
         if rank == 0:
             torch.save({k: p.grad for k, p in model.named_parameters()}, out)
+        del ddp  # free the reducer before its process group goes (its destructor joins gloo's threads)
     finally:
         dist.destroy_process_group()
 
 
-def distributed_gradients(model: nn.Module, batch, world_size: int = 2) -> dict[str, torch.Tensor]:
+def distributed_gradients(model: nn.Module, batch, world_size: int = 2,
+                          timeout_s: float = 300.0) -> dict[str, torch.Tensor]:
     """The gradients DDP computes when ``world_size`` CPU processes (gloo) each take their share of
     ``batch``: one forward and backward pass, averaged across processes. ``model`` is not changed."""
     import torch.multiprocessing as mp
 
     with tempfile.TemporaryDirectory() as tmp:
         init, out = f"file://{tmp}/rendezvous", f"{tmp}/grads.pt"
-        # fork: the children inherit the imported modules (spawn would re-import torch in each)
-        mp.start_processes(_grad_worker, args=(world_size, init, model, batch, out), nprocs=world_size,
-                           join=True, start_method="fork")
+        # spawn, not fork: a child forked from a process that already runs threads (pytest-xdist,
+        # OpenMP, a Jupyter kernel) deadlocked here in gloo's teardown (seen under `pytest -n 2`).
+        ctx = mp.start_processes(_grad_worker, args=(world_size, init, model, batch, out),
+                                 nprocs=world_size, join=False, start_method="spawn")
+        deadline = time.monotonic() + timeout_s
+        while not ctx.join(timeout=1.0):
+            if time.monotonic() > deadline:
+                for proc in ctx.processes:
+                    proc.kill()
+                raise TimeoutError(f"the {world_size} DDP processes did not finish in {timeout_s:.0f} s")
         return torch.load(out, weights_only=True)
 
 
