@@ -13,9 +13,18 @@ STAMP := $(VENV)/.stamps
 TORCH_VERSION := 2.13.0
 JOBS ?= 2
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Build sdists the PEP 517 way: seqeval 1.2.2 (peers) has no wheel, and its legacy setup.py build
+# (pip's choice when `wheel` is installed) fails on its setup_requires.
+export PIP_USE_PEP517 := 1
 # Idle OpenMP threads sleep instead of spinning: with two processes on two cores (pytest -n 2,
 # or a busy machine) spinning threads slowed torch training 10-20x (measured in chapter 2).
 export OMP_WAIT_POLICY := PASSIVE
+# The local mirror of the datasets that live in public repositories (see README, "Data"): used
+# when ../shared/data exists beside the repository (CI, the development machines); readers
+# elsewhere download the same files from their canonical URLs (same sha256).
+ifneq ($(wildcard ../shared/data/MANIFEST.tsv),)
+export BOOK_DATA_MIRROR := $(abspath ../shared/data)
+endif
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
         test-peers kenlm kenlm-deps bench lab student execute clean clean-all

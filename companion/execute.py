@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .fileio import umask_mode
 from .scale import ENV_VAR as SCALE_VAR
 from .scale import SCALES, get_scale
 
@@ -114,6 +115,7 @@ def execute_notebook(path: str | os.PathLike, *, timeout: int = DEFAULT_TIMEOUT)
     os.close(fd)
     try:
         nbformat.write(nb, tmp)
+        os.chmod(tmp, umask_mode())  # mkstemp made it 0600: give it the mode of any new file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

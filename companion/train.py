@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from .device import get_device
+from .fileio import umask_mode
 
 Batch = Any
 LossFn = Callable[[nn.Module, Batch], torch.Tensor]
@@ -322,6 +323,7 @@ def save_checkpoint(model: nn.Module, path: str | os.PathLike, metadata: Mapping
     os.close(fd)
     try:
         save_file(state, tmp, metadata={"companion": json.dumps(dict(metadata or {}))})
+        os.chmod(tmp, umask_mode())  # mkstemp made it 0600: give it the mode of any new file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -23,3 +23,16 @@ class UnknownDatasetError(ValueError):
 
 class ChecksumError(ValueError):
     """What was fetched does not have the sha256 the registry records."""
+
+
+class DataFormatError(ValueError):
+    """A data file that does not parse: the message names the file, the line and what was expected.
+
+    Attributes:
+        path: the file; line: the 1-based line number (``None`` when not line-based).
+    """
+
+    def __init__(self, message: str, path: object = None, line: int | None = None):
+        super().__init__(message)
+        self.path = path
+        self.line = line

