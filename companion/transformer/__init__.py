@@ -37,6 +37,6 @@ from .bert import (
     pad_batch,
     pair_inputs,
 )
-from .blocks import MLP, Block, SinusoidalPositions, count_parameters
+from .blocks import MLP, Block, SinusoidalPositions, attention_weights, count_parameters
 from .gpt import GPT, GPTConfig, GPTForTask, sample_next, task_batch, task_inputs
-from .pretrain import lm_batches, mlm_batches, pack_lm, pack_mlm, pretrain
+from .pretrain import lm_batches, mlm_batches, nsp_examples, pack_lm, pack_mlm, pretrain

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..device import get_device
 from .attention import padding_mask
 from .blocks import Block, count_parameters, init_weights, position_embedding
 
@@ -89,7 +90,7 @@ class BertEmbeddings(nn.Module):
 class BertEncoder(nn.Module):
     """Embeddings + ``n_layer`` post-LN bidirectional blocks: hidden states ``[B, T, d]``."""
 
-    def __init__(self, config: BertConfig, seed: int | None = 0):
+    def __init__(self, config: BertConfig, seed: int | None = 0, device: str | torch.device | None = None):
         super().__init__()
         self.config = c = config
         self.embeddings = BertEmbeddings(c)
@@ -100,6 +101,8 @@ class BertEncoder(nn.Module):
         if seed is not None:
             torch.manual_seed(seed)
             init_weights(self)
+        if device is not None:
+            self.to(get_device(device))
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -205,7 +208,7 @@ class BertForPreTraining(nn.Module):
     batch has ``"nsp_labels"``, 1 = b follows a, 0 = random b). Without NSP this is
     Hugging Face's ``BertForMaskedLM``."""
 
-    def __init__(self, config: BertConfig, seed: int | None = 0):
+    def __init__(self, config: BertConfig, seed: int | None = 0, device: str | torch.device | None = None):
         super().__init__()
         self.config = config
         self.encoder = BertEncoder(config, seed=None)
@@ -216,6 +219,8 @@ class BertForPreTraining(nn.Module):
             torch.manual_seed(seed)
             init_weights(self)
             nn.init.zeros_(self.mlm.decoder.bias)
+        if device is not None:
+            self.to(get_device(device))
 
     def num_parameters(self) -> int:
         return count_parameters(self)
@@ -258,6 +263,7 @@ class BertForSequence(nn.Module):
         init_weights(self.head)
         if pooler is None:
             init_weights(self.pooler)
+        self.to(next(encoder.parameters()).device)  # beside the pre-trained encoder
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         h = self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))
@@ -280,6 +286,7 @@ class BertForTokens(nn.Module):
         torch.manual_seed(seed)
         self.head = nn.Linear(encoder.config.d_model, n_labels)
         init_weights(self.head)
+        self.head.to(next(encoder.parameters()).device)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.head(self.drop(self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))))

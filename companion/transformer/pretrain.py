@@ -93,6 +93,32 @@ def mlm_batches(rows: torch.Tensor, config: BertConfig, batch_size: int, seed: i
     return epoch_batches
 
 
+def nsp_examples(docs: list[list[list[int]]], config: BertConfig, max_len: int | None = None,
+                 seed: int = 0) -> list[tuple[list[int], list[int], int]]:
+    """Next-sentence-prediction pairs from documents given as lists of sentences (token-id lists):
+    for each sentence ``a`` followed by another in its document, ``(a, next, 1)`` half the time
+    and ``(a, random sentence of another document, 0)`` otherwise, both cut (longest first) to fit
+    ``[CLS] a [SEP] b [SEP]`` in ``max_len``. Seeded; frame them with :func:`.bert.pair_inputs`."""
+    import random
+
+    if len(docs) < 2 or not all(isinstance(d, (list, tuple)) and d and isinstance(d[0], (list, tuple)) for d in docs):
+        raise ValueError("docs must be at least two documents, each a non-empty list of sentences (token-id lists)")
+    L = (max_len or config.max_len) - 3
+    rng = random.Random(seed)
+    out = []
+    for i, doc in enumerate(docs):
+        for j in range(len(doc) - 1):
+            a, label = list(doc[j]), 1
+            b = list(doc[j + 1])
+            if rng.random() < 0.5:
+                other = rng.choice([k for k in range(len(docs)) if k != i])
+                b, label = list(rng.choice(docs[other])), 0
+            while len(a) + len(b) > L:  # BERT trims the longer sentence first
+                (a if len(a) >= len(b) else b).pop()
+            out.append((a, b, label))
+    return out
+
+
 def pretrain(model: GPT | BertForPreTraining, docs: list[list[int]], *, batch_size: int = 16,
              config: TrainConfig | None = None, eos_id: int | None = None, evaluate=None) -> History:
     """Pre-train ``model`` on ``docs`` with :func:`companion.train.fit` (seeded by ``config.seed``):
