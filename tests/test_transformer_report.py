@@ -94,3 +94,43 @@ def test_tiktoken_parity_counts_identical_sentences():
     pytest.importorskip("tiktoken")
     out = report.tiktoken_parity(["Hello world", "  odd  spaces\n\n", "naïve café 東京"])
     assert out["sentences"] == 3 and out["identical"] == 3 and out["tokens"] > 5
+
+
+def _tiny_bert():
+    from companion.transformer import BertConfig, BertEncoder
+    from companion.transformer.tokenizers import WordPiece
+
+    wp = WordPiece(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "mat", "on"])
+    return BertEncoder(BertConfig(vocab_size=len(wp), n_layer=2, n_head=2, d_model=8)).eval(), wp
+
+
+def test_head_html_shades_each_weight():
+    from companion.transformer.head_picker import head_html
+
+    w = torch.zeros(1, 1, 3, 3)
+    w[0, 0, :, 1] = 1.0
+    out = head_html(w, ["a", "<b>", "c"], 0, 0)
+    assert out.count("rgba(0,0,0,1.00)") == 3 and out.count("rgba(0,0,0,0.00)") == 6
+    assert "&lt;b&gt;" in out and "a→&lt;b&gt;" in out
+    with pytest.raises(ValueError, match="layer must be"):
+        head_html(w, ["a", "b", "c"], 1, 0)
+    with pytest.raises(ValueError, match="tokens"):
+        head_html(w, ["a"], 0, 0)
+
+
+def test_head_picker_widget_errors_and_recovers():
+    pytest.importorskip("ipywidgets")
+    from companion.transformer.head_picker import head_picker_widget
+
+    enc, wp = _tiny_bert()
+    p = head_picker_widget(enc, wp, sentence="the cat sat")
+    assert p.calls == 1 and "layer 0, head 0" in p.output.value and "[CLS]" in p.output.value
+    p.head.value = 1
+    assert "layer 0, head 1" in p.output.value and p.calls == 2
+    p.sentence.value = "   "  # an error: shown, not raised
+    assert "Cannot draw" in p.output.value
+    p.layer.value = 1  # another control moves: still the message, no crash
+    assert "Cannot draw" in p.output.value
+    p.sentence.value = "the mat"  # then a good sentence: the widget answers again
+    assert "layer 1, head 1" in p.output.value and "mat" in p.output.value
+    assert all(b.attn.use_sdpa for b in enc.blocks)
