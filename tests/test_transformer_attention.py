@@ -189,7 +189,13 @@ def test_attention_cuda_equals_cpu():
 
 
 def test_attention_weights_of_a_model():
-    from companion.transformer import GPT, BertConfig, BertEncoder, GPTConfig, attention_weights
+    from companion.transformer import (
+        GPT,
+        BertConfig,
+        BertEncoder,
+        GPTConfig,
+        attention_weights,
+    )
 
     gpt = GPT(GPTConfig())
     x = torch.randint(0, 97, (2, 6))

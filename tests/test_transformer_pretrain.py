@@ -59,6 +59,7 @@ def test_batches_are_seeded_and_cover_the_rows():
     assert all((x["labels"] != -100).any() for x in first)
 
 
+@pytest.mark.slow
 def test_pretrain_gpt_and_bert_lower_their_loss():
     docs = [list(range(5, 25)) * 4 for _ in range(8)]  # repetitive text: learnable in a few steps
     cfg = TrainConfig(epochs=15, lr=3e-3, optimizer="adamw", progress=False, device="cpu", seed=0)

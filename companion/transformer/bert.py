@@ -167,14 +167,15 @@ def mask_tokens(ids: torch.Tensor, config: BertConfig, *, attention_mask: torch.
     candidate = ~torch.isin(ids, torch.tensor(config.special_ids, device=dev))
     if attention_mask is not None:
         candidate &= attention_mask.bool()
-    u = torch.rand(ids.shape, generator=generator, device=dev)
+    gdev = generator.device if generator is not None else dev  # draw where the generator lives
+    u = torch.rand(ids.shape, generator=generator, device=gdev).to(dev)
     chosen = candidate & (u < p)
-    r = torch.rand(ids.shape, generator=generator, device=dev)
+    r = torch.rand(ids.shape, generator=generator, device=gdev).to(dev)
     labels = ids.masked_fill(~chosen, -100)
     inputs = ids.masked_fill(chosen & (r < 0.8), config.mask_id)
     # random replacements are ordinary tokens: draw from the vocabulary without the specials
     ordinary = torch.tensor([i for i in range(config.vocab_size) if i not in config.special_ids], device=dev)
-    rand_ids = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator, device=dev)]
+    rand_ids = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator, device=gdev).to(dev)]
     swap = chosen & (r >= 0.8) & (r < 0.9)
     return torch.where(swap, rand_ids, inputs), labels
 

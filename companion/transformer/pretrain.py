@@ -11,7 +11,7 @@
   take on the whole batch (a test checks the gradients). For example, on 4 GPUs::
 
       torchrun --standalone --nproc_per_node=4 -m companion.transformer.pretrain \\
-          --model gpt --data ids.npy --d-model 256 --n-layer 4 --batch-size 64 --steps 2000
+          --model gpt --data ids.npy --d-model 256 --n-layer 4 --batch-size 64 --steps 2000 --out gpt_dir
 
 :func:`distributed_gradients` runs one DDP backward pass in spawned processes (the test's tool).
 """
@@ -29,7 +29,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from ..train import History, TrainConfig, fit, save_checkpoint
+from ..train import History, TrainConfig, fit
 from .bert import BertConfig, BertForPreTraining, mask_tokens
 from .gpt import GPT, GPTConfig
 
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", help="save the final weights (safetensors) here")
+    ap.add_argument("--out", help="save the final model here, as a Hugging Face directory (save_pretrained)")
     args = ap.parse_args(argv)
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -255,7 +255,9 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"world {world} on {device}: {hist.steps} steps, loss {hist.step_loss[0]:.3f} -> "
               f"{hist.step_loss[-1]:.3f}, {hist.items_per_second * world:,.0f} tokens/s in all", flush=True)
         if args.out:
-            save_checkpoint(model, args.out)
+            from .hf import save_pretrained
+
+            save_pretrained(model, args.out)
     if world > 1:
         dist.destroy_process_group()
     return {"steps": hist.steps, "first_loss": hist.step_loss[0], "last_loss": hist.step_loss[-1]}
