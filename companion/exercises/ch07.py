@@ -78,8 +78,8 @@ register(Exercise(
     atol=0.1,
     unit=".2f",
     measure=_unscaled_max_weight,
-    hint=("How large are the scores (see the derive exercise)? What does softmax do to scores "
-          "whose gaps are tens of units?",),
+    hint=(("How large are the scores (see the derive exercise)? What does softmax do to scores "
+           "whose gaps are tens of units?"),),
     explanation="""
         The scores have standard deviation sqrt(256) = 16, so the largest of 64 of them is
         typically tens of units above the runner-up; e^(that gap) makes the softmax nearly
@@ -174,9 +174,9 @@ def wordpiece(word: str, vocab: set[str]) -> list[str]:
 def _wordpiece_cases() -> list[Case]:
     from ..transformer.tokenizers import wordpiece_split
 
-    vocab = {"un", "##aff", "##able", "##a", "##b", "##l", "##e", "play", "##ing", "##s", "p", "##l",
+    vocab = {"un", "##aff", "##able", "##a", "##b", "##l", "##e", "play", "##ing", "##s", "p",
              "##ay", "a", "##n", "##t", "ant", "##ant", "[UNK]"}
-    words = [("unaffable", "a word BERT's paper splits"), ("playing", "a stem and a suffix"),
+    words = [("unaffable", "the example in BERT's tokenization.py"), ("playing", "a stem and a suffix"),
              ("plays", "longest match first: 'play', not 'p'"), ("ant", "a whole word in the vocabulary"),
              ("antant", "a continuation piece"), ("xyz", "no piece matches: one [UNK]"),
              ("playx", "the end cannot be matched: the whole word is [UNK]"), ("a", "one character")]
@@ -310,8 +310,8 @@ register(Exercise(
     cases=lambda: [Case(args=(T, H), checker=_alibi_checker(T, H), label=f"T={T}, n_head={H}")
                    for T, H in [(1, 1), (5, 2), (8, 8), (16, 12)]],
     stub=alibi_bias,
-    hint=("Build the distance matrix i - j with torch.arange and broadcasting, then multiply by a "
-          "[n_head, 1, 1] tensor of slopes.",),
+    hint=(("Build the distance matrix i - j with torch.arange and broadcasting, then multiply by a "
+           "[n_head, 1, 1] tensor of slopes."),),
 ))
 
 

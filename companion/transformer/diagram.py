@@ -9,6 +9,7 @@ bidirectional attention) instead of being a pasted picture.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from ..plot import _figure_and_axes, _plt
 
@@ -64,7 +65,7 @@ def draw_stack(pre_ln: bool, causal: bool, *, title: str | None = None, ax=None)
                                    edgecolor="black", lw=0.8))
         ax.text(0, b.y, "+" if b.kind == "add" else b.label, ha="center", va="center",
                 fontsize=11 if b.kind == "add" else 7)
-    for lo, hi in zip(boxes, boxes[1:]):
+    for lo, hi in pairwise(boxes):
         ax.annotate("", xy=(0, hi.y - 0.33), xytext=(0, lo.y + 0.33),
                     arrowprops={"arrowstyle": "->", "lw": 0.8})
     adds = [i for i, b in enumerate(boxes) if b.kind == "add"]

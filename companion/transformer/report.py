@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -118,7 +119,7 @@ def head_roles(encoder, wordpiece, sentences: Sequence[str], *, max_len: int = 6
     """For every (layer, head): the mean attention weight a token (other than ``[CLS]``/``[SEP]``)
     puts on the previous token, itself, the next token, ``[CLS]`` and ``[SEP]``, averaged over
     ``sentences``. Also the head's ``role``: the largest of the five if it is above 0.5."""
-    cls_id, sep_id = wordpiece.vocab["[CLS]"], wordpiece.vocab["[SEP]"]
+    sep_id = wordpiece.vocab["[SEP]"]
     sums, n = None, 0
     for s in sentences:
         ids = wordpiece.encode(s)[:max_len]
@@ -174,7 +175,7 @@ def folds(n: int, k: int) -> list[tuple[list[int], list[int]]]:
     if k < 2 or n < k:
         raise ValueError(f"need 2 <= k <= n, got k={k}, n={n}")
     edges = np.linspace(0, n, k + 1).astype(int)
-    return [([i for i in range(n) if not a <= i < b], list(range(a, b))) for a, b in zip(edges, edges[1:])]
+    return [([i for i in range(n) if not a <= i < b], list(range(a, b))) for a, b in pairwise(edges)]
 
 
 def oov_by_fold(sentences: Sequence[str], k: int, vocab_size: int, *, max_train: int | None = None,
