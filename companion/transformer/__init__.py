@@ -12,7 +12,9 @@ read (nanoGPT-style).
   fine-tuning heads for sentences, pairs and tokens;
 * :mod:`.hf` -- Hugging Face format both ways (GPT-2, BERT, all-MiniLM-L6-v2);
 * :mod:`.pretrain` -- packing documents into blocks, pre-training with ``companion.train.fit``,
-  and the ``torchrun`` entry point (DDP).
+  and the ``torchrun`` entry point (DDP);
+* :mod:`.tokenizers` -- BPE, byte-level BPE and WordPiece, written out (parity with tiktoken and
+  HF on the real GPT-2 and BERT vocabulary files).
 """
 
 from .attention import (

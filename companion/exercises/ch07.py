@@ -1,0 +1,318 @@
+"""Chapter 7's exercises. The top part belongs to 07a (attention, the Transformer block,
+subword tokenizers); 07b appends its own below the ``# --- 07b ---`` marker."""
+
+from __future__ import annotations
+
+import torch
+
+from .core import Case, Exercise, register
+
+# =========================================================================== 07a
+
+# --------------------------------------------------------------------------- derive: score scale
+
+
+def score_std(d: int, sigma_q: float, sigma_k: float) -> float:
+    """Return the standard deviation of q . k for q, k in R^d with independent zero-mean entries
+    of standard deviations sigma_q and sigma_k."""
+    # Your code here: derive the variance of a sum of d independent products first.
+    raise NotImplementedError("write score_std")
+
+
+def _score_cases() -> list[Case]:
+    out = []
+    for d, sq, sk in [(1, 1.0, 1.0), (16, 1.0, 1.0), (64, 1.0, 1.0), (512, 1.0, 1.0), (64, 0.5, 2.0),
+                      (256, 0.1, 0.3)]:
+        g = torch.Generator().manual_seed(d)
+        q = torch.randn(20_000, d, generator=g, dtype=torch.float64) * sq
+        k = torch.randn(20_000, d, generator=g, dtype=torch.float64) * sk
+        measured = (q * k).sum(-1).std().item()  # the expected value is measured, not a formula
+        out.append(Case(args=(d, sq, sk), expected=measured, label=f"d={d}, sigma_q={sq}, sigma_k={sk}"))
+    return out
+
+
+register(Exercise(
+    id="ch07.score_std",
+    title="How large are the attention scores?",
+    kind="derive",
+    prompt="""
+        Let q and k be vectors in R^d whose 2d entries are independent, with mean 0; the entries
+        of q have standard deviation sigma_q, those of k sigma_k. Derive, on paper, the mean and
+        the variance of the score q . k = sum_i q_i k_i. Then write `score_std(d, sigma_q,
+        sigma_k)` returning its standard deviation. (The check compares with a measurement on
+        20,000 random pairs, so a 2 % difference is accepted.) What does your formula say
+        about dividing the score by sqrt(d)?
+    """,
+    cases=_score_cases,
+    stub=score_std,
+    outputs=("std of q . k",),
+    rtol=0.02,
+    hint=(
+        "The variance of a sum of independent terms is the sum of their variances.",
+        "Var(q_i k_i) = E[q_i^2] E[k_i^2] - (E[q_i] E[k_i])^2 for independent q_i, k_i.",
+        "Var(q . k) = d sigma_q^2 sigma_k^2; the standard deviation is its square root.",
+    ),
+))
+
+# --------------------------------------------------------------------------- predict: saturation
+
+
+def _unscaled_max_weight() -> float:
+    from ..transformer.report import softmax_saturation
+
+    frame = softmax_saturation([256], seeds=range(3))
+    return float(frame[~frame.scaled].max_weight.mean())
+
+
+register(Exercise(
+    id="ch07.max_weight_unscaled",
+    title="How peaked is unscaled attention?",
+    kind="predict",
+    prompt="""
+        A query attends to 64 keys. Its entries and the keys' entries are independent standard
+        normal numbers, the head size is d = 256, and the scores are the plain dot products q . k
+        (no division by sqrt(d)). Before you run the experiment: on average, what weight does
+        the softmax give to the query's single most-attended key? (A number between 1/64 and 1.)
+    """,
+    rtol=0.0,
+    atol=0.1,
+    unit=".2f",
+    measure=_unscaled_max_weight,
+    hint=(("How large are the scores (see the derive exercise)? What does softmax do to scores "
+           "whose gaps are tens of units?"),),
+    explanation="""
+        The scores have standard deviation sqrt(256) = 16, so the largest of 64 of them is
+        typically tens of units above the runner-up; e^(that gap) makes the softmax nearly
+        one-hot: the top key takes most of the weight and the gradients through the others
+        vanish. Divided by sqrt(d), the scores have unit scale and the weights stay spread out.
+    """,
+))
+
+# --------------------------------------------------------------------------- derive: parameters
+
+
+def block_params(d_model: int, d_ff: int) -> int:
+    """Return the number of parameters of one Transformer block (companion.transformer.Block):
+    multi-head attention (a fused q/k/v projection and an output projection, with biases), an
+    MLP d_model -> d_ff -> d_model with biases, and two layer norms (weight and bias)."""
+    # Your code here: count each nn.Linear as (inputs x outputs) + outputs.
+    raise NotImplementedError("write block_params")
+
+
+def _block_cases() -> list[Case]:
+    from ..transformer.blocks import Block, count_parameters
+
+    out = []
+    for d, h, ff in [(8, 2, 32), (32, 4, 128), (64, 4, 100), (768, 12, 3072)]:
+        n = count_parameters(Block(d, h, ff, pre_ln=True))  # the package's block, counted
+        out.append(Case(args=(d, ff), expected=n, label=f"d_model={d}, d_ff={ff}"))
+    return out
+
+
+register(Exercise(
+    id="ch07.block_params",
+    title="Count the parameters of a block",
+    kind="derive",
+    prompt="""
+        Derive the number of parameters of one Transformer block as a formula in d_model and
+        d_ff: the attention's fused q/k/v projection (d_model -> 3 d_model) and its output
+        projection (d_model -> d_model), the MLP (d_model -> d_ff -> d_model), all with biases,
+        and two layer norms with a weight and a bias each. (The number of heads does not
+        appear: why?) Write `block_params(d_model, d_ff)`; the check counts the parameters of
+        the package's `Block`, including BERT-base's size (768, 3072). With d_ff = 4 d_model,
+        what is the leading term?
+    """,
+    cases=_block_cases,
+    stub=block_params,
+    outputs=("parameters",),
+    rtol=0.0,
+    atol=0.0,
+    hint=(
+        "An nn.Linear(n_in, n_out) has n_in * n_out weights and n_out biases; a LayerNorm(d) has 2 d.",
+        "Attention: 4 d^2 + 4 d. MLP: 2 d d_ff + d_ff + d. Norms: 4 d.",
+    ),
+))
+
+# --------------------------------------------------------------------------- concept: -inf
+
+
+register(Exercise(
+    id="ch07.mask_minus_inf",
+    title="Why minus infinity?",
+    kind="concept",
+    prompt="""
+        A causal mask hides the future: before the softmax, the score of every key j > i in
+        query row i is replaced by -inf (the entries above the diagonal). Why -inf, and not 0?
+    """,
+    choices={
+        "a": "Because 0 would be a score like any other: e^0 = 1 still gives the future keys weight.",
+        "b": "Because -inf makes the matrix lower-triangular, which multiplies faster with V.",
+        "c": "Because a score of 0 would make the softmax divide by zero.",
+        "d": "Because the scores are log-probabilities, which are never 0.",
+    },
+    answer="a",
+    hint=("Compute softmax([2.0, 0.0]) and softmax([2.0, -inf]).",),
+    explanation="""
+        (a). The softmax turns a score s into a weight proportional to e^s. A score of 0 gives
+        e^0 = 1, a perfectly ordinary weight: the model would still see the future. Only -inf
+        gives e^(-inf) = 0, so the masked keys get exactly no weight (and the rest still sums to
+        1). The scores can be negative, so no finite "small" number is safe either.
+    """,
+))
+
+# --------------------------------------------------------------------------- implement: WordPiece
+
+
+def wordpiece(word: str, vocab: set[str]) -> list[str]:
+    """Split one (already lower-cased) word into WordPiece tokens by greedy longest match:
+    the first piece is a plain vocabulary entry, later pieces carry the prefix "##". Return
+    ["[UNK]"] if some part of the word cannot be matched."""
+    # Your code here.
+    raise NotImplementedError("write wordpiece")
+
+
+def _wordpiece_cases() -> list[Case]:
+    from ..transformer.tokenizers import wordpiece_split
+
+    vocab = {"un", "##aff", "##able", "##a", "##b", "##l", "##e", "play", "##ing", "##s", "p",
+             "##ay", "a", "##n", "##t", "ant", "##ant", "[UNK]"}
+    words = [("unaffable", "the example in BERT's tokenization.py"), ("playing", "a stem and a suffix"),
+             ("plays", "longest match first: 'play', not 'p'"), ("ant", "a whole word in the vocabulary"),
+             ("antant", "a continuation piece"), ("xyz", "no piece matches: one [UNK]"),
+             ("playx", "the end cannot be matched: the whole word is [UNK]"), ("a", "one character")]
+    return [Case(args=(w, frozenset(vocab)), expected=wordpiece_split(w, vocab), label=lab)
+            for w, lab in words]
+
+
+register(Exercise(
+    id="ch07.wordpiece",
+    title="WordPiece's greedy longest match",
+    kind="implement",
+    prompt="""
+        BERT splits each word into the longest vocabulary entry that starts it, then the longest
+        "##"-prefixed entry that continues it, and so on. If at some point no entry matches,
+        the whole word becomes the single token "[UNK]". Write `wordpiece(word, vocab)` for a
+        set `vocab`. Example: with "un", "##aff" and "##able" in the vocabulary, "unaffable"
+        -> ["un", "##aff", "##able"]. (The check compares with the package's WordPiece.)
+    """,
+    cases=_wordpiece_cases,
+    stub=wordpiece,
+    outputs=("pieces",),
+    hint=(
+        "Two loops: the outer one moves the start of the piece, the inner one shortens the end.",
+        "For start > 0 look up '##' + word[start:end]; if the inner loop finds nothing, return ['[UNK]'].",
+    ),
+))
+
+# --------------------------------------------------------------------------- debug: BPE merges
+
+
+def bpe_segment(word: str, merges: list[tuple[str, str]]) -> list[str]:
+    """Segment a word by applying BPE merges in the order they were learned: each merge joins
+    every adjacent occurrence of its pair, left to right."""
+    symbols = list(word)
+    for a, b in merges:
+        i = 0
+        while i < len(symbols) - 2:
+            if symbols[i] == a and symbols[i + 1] == b:
+                symbols[i : i + 2] = [a + b]
+            i += 1
+    return symbols
+
+
+def _bpe_cases() -> list[Case]:
+    from ..transformer.tokenizers import apply_merges
+
+    merges = [("e", "s"), ("es", "t"), ("l", "o"), ("lo", "w"), ("n", "e"), ("ne", "w"), ("w", "e"),
+              ("a", "a")]
+    ranks = {m: i for i, m in enumerate(merges)}
+    words = [("lowest", "the classic example"), ("low", "a pair at the very end of the word"),
+             ("newest", "two merges in one word"), ("aaa", "overlapping pairs: left to right"),
+             ("we", "a two-letter word"), ("x", "one letter")]
+    return [Case(args=(w, list(merges)), expected=apply_merges(list(w), ranks), label=lab) for w, lab in words]
+
+
+register(Exercise(
+    id="ch07.bpe_segment",
+    title="A BPE merge loop that misses merges",
+    kind="debug",
+    prompt="""
+        `bpe_segment(word, merges)` should segment a word the way BPE does: start from its
+        characters and apply the learned merges in order, each merge joining every adjacent
+        occurrence of its pair. It runs, and on "lowest" its answer even looks plausible, but
+        some words come out wrong. Find the bug and fix it.
+    """,
+    cases=_bpe_cases,
+    stub=bpe_segment,
+    outputs=("pieces",),
+    hint=(
+        "Try bpe_segment('low', [('l', 'o'), ('lo', 'w')]). Which pairs does the while loop look at?",
+        "A word of n symbols has n - 1 adjacent pairs, at i = 0 .. n - 2.",
+    ),
+))
+
+# --------------------------------------------------------------------------- extend: ALiBi
+
+
+def alibi_bias(T: int, n_head: int) -> torch.Tensor:
+    """Return ALiBi's [n_head, T, T] additive attention bias for a causal model."""
+    # Your code here.
+    raise NotImplementedError("write alibi_bias")
+
+
+def _alibi_checker(T: int, H: int):
+    def check(bias):
+        if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (H, T, T):
+            return False, f"return a tensor of shape ({H}, {T}, {T})"
+        b = bias.double()
+        i = torch.arange(T)
+        lower = i[:, None] >= i[None, :]
+        if not torch.allclose(b.diagonal(dim1=1, dim2=2), torch.zeros(H, T, dtype=torch.float64)):
+            return False, "a query's bias for its own key should be 0"
+        past = b[:, lower]
+        if not torch.isfinite(past).all() or (past > 1e-9).any():
+            return False, "the bias on past keys should be finite and <= 0 (a penalty for distance)"
+        if T > 2 and not (b[:, 2, 0] < b[:, 2, 1]).all():
+            return False, "a key further in the past should get a larger penalty"
+        dist = (i[:, None] - i[None, :]).double()
+        if T < 2:
+            return True
+        slopes = -b[:, 1, 0]
+        if not torch.allclose(b[:, lower], (-slopes[:, None, None] * dist)[:, lower], atol=1e-6):
+            return False, "the penalty should be a head's slope times the distance i - j"
+        if H > 1 and not (slopes[1:] < slopes[:-1]).all():
+            return False, "each head should have its own slope, decreasing from head 0"
+        if not torch.isneginf(b[:, ~lower]).all():
+            return False, "future keys (j > i) should be masked with -inf in a causal model"
+        return True
+
+    return check
+
+
+register(Exercise(
+    id="ch07.alibi_bias",
+    title="ALiBi: positions as a distance penalty",
+    kind="extend",
+    prompt="""
+        Press, Smith & Lewis (2022) drop position embeddings altogether and add a bias to the
+        attention scores instead: head h subtracts m_h * (i - j) from the score of query i for
+        key j <= i, with head-specific slopes m_h = 2^(-8 (h + 1) / n_head). Future keys keep
+        the causal -inf.
+
+        1. Write `alibi_bias(T, n_head)` returning the [n_head, T, T] bias (check() runs loose
+           sanity checks: shape, zero diagonal, penalty growing with distance, -inf above it).
+        2. Add it to the scores of the package's attention (a float `attn_mask` of
+           torch.nn.functional.scaled_dot_product_attention is added to the scores) and check
+           that the result equals our explicit softmax(q k^T / sqrt(d) + bias) v.
+        3. Why could such a model read sequences longer than it was trained on, where a learned
+           position table could not?
+    """,
+    cases=lambda: [Case(args=(T, H), checker=_alibi_checker(T, H), label=f"T={T}, n_head={H}")
+                   for T, H in [(1, 1), (5, 2), (8, 8), (16, 12)]],
+    stub=alibi_bias,
+    hint=(("Build the distance matrix i - j with torch.arange and broadcasting, then multiply by a "
+           "[n_head, 1, 1] tensor of slopes."),),
+))
+
+
+# --- 07b ---

