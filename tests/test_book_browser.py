@@ -51,7 +51,7 @@ def _missing(reason: str) -> None:
 
 def _first_chapter() -> Path:
     """The built page of the first chapter (notebooks sort by their NN_ prefix)."""
-    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
     if not notebooks:
         pytest.fail("no notebooks/NN_*.ipynb: the book has no chapter to open")
     page = HTML / "notebooks" / f"{notebooks[0].stem}.html"

@@ -51,13 +51,16 @@ def test_built_from_stored_outputs_with_local_scripts() -> None:
 def test_chapters_are_globbed_and_sort_in_chapter_order() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     globs = [c["glob"] for part in toc["parts"] for c in part["chapters"] if "glob" in c]
-    assert globs == ["notebooks/[0-9][0-9]_*"]
+    assert globs == ["notebooks/[0-9][0-9]*_*"]
     names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert names, "no chapter notebooks"
-    bad = [n for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)]
-    assert not bad, f"chapter notebooks must be named NN_topic.ipynb (two digits): {bad}"
-    numbers = [int(n[:2]) for n in names]
-    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), names
+    bad = [n for n in names if not re.fullmatch(r"\d\d[a-z]?_[a-z0-9_]+\.ipynb", n)]
+    assert not bad, f"chapter notebooks must be named NN_topic.ipynb or NNa_topic.ipynb: {bad}"
+    parts = [n.split("_", 1)[0] for n in names]  # "04a", "04b": a chapter split in two
+    assert len(set(parts)) == len(parts), names
+    for number in {p[:2] for p in parts}:  # a split chapter has no unsplit notebook beside it
+        same = [p for p in parts if p[:2] == number]
+        assert len(same) == 1 or all(len(p) == 3 for p in same), same
 
 
 def test_every_toc_file_exists() -> None:

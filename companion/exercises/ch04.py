@@ -382,8 +382,9 @@ register(Exercise(
     title="Why only the non-zero counts?",
     kind="concept",
     prompt="""
-        GloVe's loss sums over the pairs with X_ij > 0 only: on our corpus fewer than 2% of the
-        |V|^2 cells. Which statement explains best why the empty cells can be left out?
+        GloVe's loss sums over the pairs with X_ij > 0 only: a small share of the |V|^2 cells
+        (section 2.1 measures it). Which statement explains best why the empty cells can be
+        left out?
     """,
     choices={
         "a": "The empty cells are handled separately, by negative sampling as in word2vec.",
