@@ -81,6 +81,7 @@ def test_accuracy_and_group_differences():
 def test_spearman_ci_of_a_monotone_relation():
     x = np.arange(50.0)
     rho, lo, hi = spearman_ci(x, x**3, n_boot=100)
+    assert hi == pytest.approx(1.0)
     assert rho == pytest.approx(1.0) and lo == pytest.approx(1.0)
 
 
