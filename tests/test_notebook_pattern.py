@@ -42,7 +42,6 @@ PENDING = {
     "01*.ipynb": "issue 10 revision in progress (ch1 helper; the chapter splits into 01a/01b)",
     "02_neural_lm.ipynb": "issue 10 revision in progress (ch2 helper)",
     "03_word2vec.ipynb": "issue 10 revision in progress (chapter 3)",
-    "04*.ipynb": "issue 10 revision in progress (chapter 4; splits into 04a/04b)",
 }
 
 
