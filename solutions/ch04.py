@@ -53,3 +53,35 @@ def weat_association(w, A, B) -> float:
         return float(u @ w / (np.linalg.norm(u) * np.linalg.norm(w)))
 
     return float(np.mean([cos(a) for a in A]) - np.mean([cos(b) for b in B]))
+
+
+def shared_bucket_share(n_ngrams: int, buckets: int) -> float:
+    """One given n-gram is alone when each of the other ``n_ngrams - 1`` misses its bucket, each
+    with probability ``1 - 1/buckets``: the share is ``1 - (1 - 1/B)^(N - 1)``."""
+    return 1.0 - math.exp((n_ngrams - 1) * math.log1p(-1.0 / buckets))
+
+
+def weat_flowers_insects(spaces: dict):
+    """The flowers/insects WEAT test on each named ``(vectors, index)``: effect size, one-sided
+    permutation p-value and the number of words found per set (X, Y, A, B).
+
+    Use it as ``weat_flowers_insects({"GloVe": (glove.vectors(), glove.index), ...})``; for
+    fastText's OOV vectors pass ``ft.with_oov(all the test's words)``. The words a vocabulary
+    lacks show in ``found``: a test run on the words that remain is a different test, and with
+    a handful of words per set one word can move the effect size a lot.
+
+    Measured once (seed 0, 10,000 permutations) on the GloVe 6B 50d reference vectors: effect
+    size 1.08, p = 0.0002, with 24 of the 25 flowers and every insect and attribute word found
+    (Caliskan et al. report 1.50 on the 840B-token 300d vectors). Run it on the chapter's own
+    vectors to see how many of the words three million tokens lack.
+    """
+    import pandas as pd
+
+    from companion.evaluate.bias import WEAT_TESTS, weat
+
+    X, Y, A, B = WEAT_TESTS["flowers-insects / pleasant-unpleasant"]
+    rows = {}
+    for name, (vectors, index) in spaces.items():
+        r = weat(vectors, index, X, Y, A, B, n_permutations=10_000, seed=0)
+        rows[name] = {"effect size": r.effect_size, "p-value": r.p_value, "found": r.sizes}
+    return pd.DataFrame(rows).T

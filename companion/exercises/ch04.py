@@ -46,7 +46,10 @@ register(Exercise(
     """,
     cases=_weight_cases,
     stub=glove_weight,
-    hint="min(1.0, (x / x_max) ** alpha) does it in one line.",
+    hint=(
+        "What is f at x = x_max? And at 10 x_max? The formula alone would keep growing.",
+        "Compute (x / x_max) ** alpha, then cap the result at 1.",
+    ),
 ))
 
 # --------------------------------------------------------------------------- co-occurrence counts
@@ -99,7 +102,10 @@ register(Exercise(
     """,
     cases=_cooc_cases,
     stub=cooccurrence_counts,
-    hint="Look only to the left (d = 1..window) and add every pair in both directions: each pair is then counted once per direction.",
+    hint=(
+        "Count each pair once, from its right-hand word: look only to the left (d = 1..window).",
+        "Every pair you find adds 1/d twice: to (word, context) and to (context, word).",
+    ),
 ))
 
 # --------------------------------------------------------------------------- GloVe's loss of one entry
@@ -147,7 +153,10 @@ register(Exercise(
     """,
     cases=_entry_cases,
     stub=glove_entry_loss,
-    hint="diff = sum(wi * ci for wi, ci in zip(w, c)) + b + bc - math.log(x); return glove_weight(x, x_max, alpha) * diff ** 2.",
+    hint=(
+        "Compute the bracket first: the dot product, plus both biases, minus the log of the count.",
+        "Square the bracket and multiply it by f(x) from the first exercise (x_max and alpha passed on).",
+    ),
 ))
 
 # --------------------------------------------------------------------------- fastText's n-grams
@@ -183,7 +192,10 @@ register(Exercise(
     """,
     cases=_ngram_cases,
     stub=char_ngrams,
-    hint="w = '<' + word + '>'; for i in range(len(w)): for n in range(minn, maxn + 1): if i + n <= len(w): keep w[i:i + n].",
+    hint=(
+        "Wrap the word first; '<on>' has 4 characters, so its 3-grams are '<on' and 'on>'.",
+        "Two loops: the start position outside, the length n (minn..maxn) inside; keep a slice only if it fits.",
+    ),
 ))
 
 # --------------------------------------------------------------------------- fastText's hash
@@ -191,9 +203,11 @@ register(Exercise(
 
 def fnv1a_32(text: str) -> int:
     """Return fastText's 32-bit FNV-1a hash of the UTF-8 bytes of ``text``."""
-    # Your code here: start from 2166136261; for each byte, XOR then multiply by 16777619,
-    # keeping 32 bits. Careful with bytes >= 128 (see the prompt).
-    raise NotImplementedError("write fnv1a_32")
+    h = 2166136261
+    for c in text.encode("utf-8"):
+        h ^= c
+        h = (h * 16777619) & 0xFFFFFFFF
+    return h
 
 
 def _fnv_cases() -> list[Case]:
@@ -208,6 +222,7 @@ def _fnv_cases() -> list[Case]:
 register(Exercise(
     id="ch04.fnv1a_32",
     title="fastText's FNV-1a hash (with its quirk)",
+    kind="debug",
     prompt="""
         fastText stores n-gram vectors in a fixed number of buckets: bucket = hash(n-gram) % buckets,
         with the 32-bit FNV-1a hash of the n-gram's UTF-8 bytes:
@@ -215,13 +230,18 @@ register(Exercise(
             h = 2166136261
             for each byte c:  h = (h XOR c) * 16777619   (keep the low 32 bits)
 
-        fastText's C++ code reads each byte as a *signed* char, so a byte c >= 128 enters the XOR as
-        c - 256 taken modulo 2**32 (that is c | 0xFFFFFF00), not as c. Released models depend on this,
-        so it was never fixed. Write `fnv1a_32(text)`.
+        The function below is that textbook FNV-1a, and it agrees with fastText on every English
+        n-gram. But fastText's released models put some n-grams of *naïve* or *東京* in other
+        buckets than this function does. Section 3.2 says why; find the difference and fix it.
     """,
     cases=_fnv_cases,
     stub=fnv1a_32,
-    hint="for c in text.encode('utf-8'): h ^= c if c < 128 else c | 0xFFFFFF00; h = (h * 16777619) & 0xFFFFFFFF",
+    outputs=("hash",),
+    hint=(
+        "Which checks fail? What do their strings have that the passing ones lack?",
+        "fastText's C++ code reads each byte as a signed char: a byte c >= 128 becomes c - 256, "
+        "which is c | 0xFFFFFF00 in 32 bits.",
+    ),
 ))
 
 # --------------------------------------------------------------------------- WEAT's association
@@ -270,5 +290,182 @@ register(Exercise(
     """,
     cases=_assoc_cases,
     stub=weat_association,
-    hint="Write cos(u, v) first (np.dot and np.linalg.norm), then average it over A and over B.",
+    hint=(
+        "Write cos(u, v) first (np.dot and np.linalg.norm).",
+        "Average cos(w, a) over the vectors of A, the same over B, and subtract.",
+    ),
+))
+
+# --------------------------------------------------------------------------- buckets: derive
+
+
+def shared_bucket_share(n_ngrams: int, buckets: int) -> float:
+    """Return the chance that one given n-gram shares its bucket with at least one other of the
+    ``n_ngrams`` n-grams, when every n-gram lands in one of ``buckets`` buckets at random."""
+    # Your code here: derive it on paper first. When does a given n-gram have its bucket alone?
+    raise NotImplementedError("write shared_bucket_share")
+
+
+def _enumerated_share(n: int, b: int) -> float:
+    """The share by brute force: every one of the b**n assignments, n-gram 0's bucket shared?"""
+    from itertools import product
+
+    hits = sum(any(a[0] == x for x in a[1:]) for a in product(range(b), repeat=n))
+    return hits / b**n
+
+
+def _bucket_cases() -> list[Case]:
+    small = [(1, 3, "one n-gram: nothing to share with"), (2, 2, "two n-grams, two buckets"),
+             (3, 2, "three n-grams, two buckets"), (4, 3, "four n-grams, three buckets"),
+             (5, 7, "five n-grams, seven buckets")]
+    out = [Case(args=(n, b), expected=_enumerated_share(n, b), label=lab) for n, b, lab in small]
+    # large sizes cannot be enumerated: the expected value is the mean of a seeded simulation,
+    # compared loosely (rtol below covers its sampling error)
+    rng = np.random.default_rng(0)
+    n, b = 2_000, 10_000
+    sims = []
+    for _ in range(200):
+        a = rng.integers(0, b, size=n)
+        sims.append(float(np.mean(np.bincount(a, minlength=b)[a] > 1)))
+    out.append(Case(args=(n, b), expected=float(np.mean(sims)), label="2,000 n-grams, 10,000 buckets"))
+    return out
+
+
+register(Exercise(
+    id="ch04.shared_bucket_share",
+    title="How often do two n-grams share a bucket?",
+    kind="derive",
+    prompt="""
+        Suppose N distinct n-grams are hashed into B buckets, each independently and uniformly
+        at random. Derive the probability that one given n-gram shares its bucket with at least
+        one of the other N - 1. Then write `shared_bucket_share(n_ngrams, buckets)`; section
+        3.2's table compares your formula with fastText's real hash on our vocabulary.
+    """,
+    cases=_bucket_cases,
+    stub=shared_bucket_share,
+    outputs=("share",),
+    rtol=0.01,
+    atol=1e-9,
+    hint=(
+        "Compute the opposite: the chance that the given n-gram is alone in its bucket.",
+        "Each of the other N - 1 n-grams misses that bucket with probability 1 - 1/B, independently.",
+    ),
+))
+
+# --------------------------------------------------------------------------- predict and concept
+
+register(Exercise(
+    id="ch04.syntactic_gap",
+    title="Do subwords help the syntactic analogies?",
+    kind="predict",
+    prompt="""
+        Section 4 trains skip-gram and fastText on the same tokens for the same number of
+        passes and scores both on the Google analogies. Before you run it: by how much will
+        fastText's accuracy on the *syntactic* questions (walk : walking, great : greatest)
+        exceed skip-gram's? Give a difference of shares, e.g. 0.05 for five points (negative if
+        you expect skip-gram ahead).
+    """,
+    rtol=0.0,
+    atol=0.10,
+    unit="+.1%",
+    hint=("Most syntactic questions change a word's ending. Which model sees endings?",),
+    explanation="""
+        On three million tokens, word-level vectors are barely trained for analogies, while
+        fastText's n-gram vectors are shared by every word with the same ending: each -ing word
+        teaches the vector of 'ing>' for all of them. The paper, on far more text, measured a
+        gap of about five points; on a small corpus the gap is far larger.
+    """,
+))
+
+register(Exercise(
+    id="ch04.zero_counts",
+    title="Why only the non-zero counts?",
+    kind="concept",
+    prompt="""
+        GloVe's loss sums over the pairs with X_ij > 0 only: a small share of the |V|^2 cells
+        (section 2.1 measures it). Which statement explains best why the empty cells can be
+        left out?
+    """,
+    choices={
+        "a": "The empty cells are handled separately, by negative sampling as in word2vec.",
+        "b": "f(0) = 0: an empty cell would contribute f(0) times a term with log 0, and the "
+             "weighting function is defined to make that contribution vanish.",
+        "c": "X is symmetric, so half of the cells are redundant.",
+        "d": "AdaGrad cannot update the rows of words that have a zero count.",
+    },
+    answer="b",
+    hint=("What is log X_ij when X_ij = 0? And what is f(0)?",),
+    explanation="""
+        (b). log 0 is undefined, so the model could not fit an empty cell anyway; f(0) = 0 drops
+        those terms by definition. GloVe has no negatives at all: what pushes unrelated words
+        apart is only that their small counts ask for small (log) values.
+    """,
+))
+
+register(Exercise(
+    id="ch04.shortcut_share",
+    title="Analogies without the exclusion",
+    kind="predict",
+    prompt="""
+        3CosAdd answers a : b :: c : ? with the word nearest to b - a + c, excluding a, b and c.
+        Drop the exclusion. For section 4's skip-gram vectors, on what share of the analogy
+        questions will the nearest word be c itself? Write a share between 0 and 1.
+    """,
+    rtol=0.0,
+    atol=0.15,
+    unit=".0%",
+    hint=("Compare the length of the offset b - a with the length of c.",),
+    explanation="""
+        The offset b - a is short next to the word vectors, so b - a + c stays near c, and c is
+        its own nearest neighbour. The published accuracies measure the nearest word other than
+        the inputs.
+    """,
+))
+
+register(Exercise(
+    id="ch04.related_or_similar",
+    title="Related or similar?",
+    kind="concept",
+    prompt="""
+        WordSim-353 asked people how *related* two words are, SimLex-999 how *similar* they are.
+        Both rated the four pairs below (out of 10). For which pair is WordSim-353's score
+        furthest above SimLex-999's?
+    """,
+    choices={"a": "coast - shore", "b": "professor - student", "c": "aluminum - metal",
+             "d": "psychology - science"},
+    answer="b",
+    hint=("Which pair are words that go together without meaning the same thing?",),
+    explanation="""
+        (b). A professor and a student occur together all the time (related: 6.81 in
+        WordSim-353) but are not the same kind of person (similar: 1.95 in SimLex-999). Coast
+        and shore are both related and similar, so both benchmarks rate them high.
+    """,
+))
+
+# --------------------------------------------------------------------------- extend
+
+
+def weat_flowers_insects(spaces: dict) -> object:
+    """Return, for each named (vectors, index), the flowers/insects WEAT test's effect size,
+    p-value and how many of its words were found."""
+    # Your code here: companion.evaluate.bias has WEAT_TESTS and weat.
+    raise NotImplementedError("write weat_flowers_insects")
+
+
+register(Exercise(
+    id="ch04.weat_flowers_insects",
+    title="The flowers/insects test, and words the corpus lacks",
+    kind="extend",
+    prompt="""
+        Caliskan et al.'s first test (flowers vs insects, pleasant vs unpleasant words) is a
+        sanity check: people and 840-billion-token vectors agree on it (effect size 1.50).
+        1. Run it (`WEAT_TESTS["flowers-insects / pleasant-unpleasant"]`) on the chapter's
+           skip-gram, GloVe and fastText vectors. How many of its words does our vocabulary lack?
+        2. fastText can give the missing words vectors (`ft.with_oov(words)`). Does the effect
+           size change? Should one trust a vector built from the n-grams of *aphid*?
+        3. Repeat with the GloVe 6B vectors (`load_glove_6b_50d`). What does the corpus buy?
+    """,
+    stub=weat_flowers_insects,
+    hint=("weat(vectors, index, X, Y, A, B, n_permutations=10_000, seed=0) returns effect_size, "
+          "p_value and sizes.",),
 ))
