@@ -1,0 +1,27 @@
+"""Chapter 5: sentence embeddings.
+
+One module per model, in the order the chapter builds them:
+
+* :mod:`.baselines` -- bag of words / TF-IDF, averaged word vectors, SIF (Arora et al. 2017);
+* :mod:`.doc2vec` -- paragraph vectors, PV-DM and PV-DBOW, with inference (Le & Mikolov 2014);
+* :mod:`.quickthoughts` -- classify the context sentence among the batch (Logeswaran & Lee 2018);
+* :mod:`.skipthoughts` -- encode a sentence, decode its neighbours (Kiros et al. 2015).
+
+Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
+:func:`companion.evaluate.senteval`.
+"""
+
+from .baselines import (
+    SIF,
+    AveragedVectors,
+    BagOfWords,
+    first_component,
+    remove_component,
+    sif_weights,
+    word_probabilities,
+)
+
+__all__ = [
+    "AveragedVectors", "BagOfWords", "SIF", "first_component", "remove_component", "sif_weights",
+    "word_probabilities",
+]
