@@ -5,7 +5,15 @@ import math
 import pytest
 import torch
 
-from companion.sentence import SIF, AveragedVectors, BagOfWords, first_component, remove_component, sif_weights, word_probabilities
+from companion.sentence import (
+    SIF,
+    AveragedVectors,
+    BagOfWords,
+    first_component,
+    remove_component,
+    sif_weights,
+    word_probabilities,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -22,6 +22,11 @@ from .baselines import (
 )
 
 __all__ = [
-    "AveragedVectors", "BagOfWords", "SIF", "first_component", "remove_component", "sif_weights",
+    "SIF",
+    "AveragedVectors",
+    "BagOfWords",
+    "first_component",
+    "remove_component",
+    "sif_weights",
     "word_probabilities",
 ]

@@ -27,7 +27,12 @@ import torch
 from ..data.text import tokenize
 
 __all__ = [
-    "AveragedVectors", "BagOfWords", "SIF", "first_component", "remove_component", "sif_weights",
+    "SIF",
+    "AveragedVectors",
+    "BagOfWords",
+    "first_component",
+    "remove_component",
+    "sif_weights",
     "word_probabilities",
 ]
 
