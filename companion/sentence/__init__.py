@@ -30,3 +30,6 @@ __all__ = [
     "sif_weights",
     "word_probabilities",
 ]
+from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
+
+__all__ += ["MODES", "Doc2VecConfig", "Doc2VecModel", "Doc2VecResult", "train_doc2vec"]
