@@ -33,7 +33,7 @@ def two_topics(n_docs=120, length=20, seed=0):
     return docs, labels
 
 
-TOY = dict(dim=16, window=2, min_count=1, sample=0, lr=0.05, batch_size=256)
+TOY = {"dim": 16, "window": 2, "min_count": 1, "sample": 0, "lr": 0.05, "batch_size": 256}
 
 
 def probe_accuracy(X, labels, n_train=80):
@@ -128,7 +128,7 @@ def test_probe_accuracy_and_inference(mode):
 
 
 def test_deterministic_with_seed_and_hs():
-    docs, labels = two_topics(60)
+    docs, _labels = two_topics(60)
     cfg = Doc2VecConfig(mode="dbow", epochs=3, output="hs", dbow_words=True, **TOY)
     a, b = train_doc2vec(docs, cfg), train_doc2vec(docs, cfg)
     assert torch.equal(a.doc_vectors, b.doc_vectors)
@@ -158,7 +158,7 @@ def test_bad_input():
 @pytest.mark.peers
 def test_gensim_parity_on_toy_probe():
     """gensim's Doc2Vec and ours, same corpus and hyperparameters: probe accuracy within noise."""
-    gensim = pytest.importorskip("gensim")
+    pytest.importorskip("gensim")
     from gensim.models.doc2vec import Doc2Vec, TaggedDocument
 
     docs, labels = two_topics(200, 20, seed=3)
