@@ -62,7 +62,7 @@ def tiny_batch(mode, dbow_words=False, seed=0):
 @pytest.mark.parametrize("mode,dbow_words", [("dbow", False), ("dbow", True), ("dm_concat", False), ("dm_mean", False)])
 def test_sgd_step_matches_autograd(mode, dbow_words):
     model, batch = tiny_batch(mode, dbow_words)
-    slots = model.head.slots(batch["target"].unsqueeze(1))
+    slots = model.head.slots(batch["targets"])
     ref = copy.deepcopy(model)
     ref.loss(batch, slots).backward()
     lr = 0.1
@@ -73,21 +73,21 @@ def test_sgd_step_matches_autograd(mode, dbow_words):
     dW = model.word_vectors.detach() - ref.word_vectors.detach()
     if mode == "dm_mean":
         # the C code's convention: each input gets the whole error of the mean, (1 + n) x the gradient
-        n = (batch["ctx"] >= 0).sum(1, keepdim=True).float()
+        m = batch["ctx"] != model.vocab_size
+        n = m.sum(1, keepdim=True).float()
         h = ref.hidden(batch).detach().requires_grad_(True)
-        A = torch.ones(h.shape[0], 1, 1)
+        A = batch["mask"].unsqueeze(1)
         from companion.word2vec.heads import logistic_block_loss
 
         logistic_block_loss(ref.head.weight.detach(), h.unsqueeze(1), A, *slots).sum().backward()
         E = -lr * h.grad
-        expected = torch.zeros_like(dD).index_add_(0, batch["doc"], E)
+        expected = torch.zeros_like(dD).index_add_(0, batch["src"], E)
         assert torch.allclose(dD, expected, atol=1e-6), "doc vectors get the whole error"
-        m = batch["ctx"] >= 0
         E_words = E.unsqueeze(1).expand(-1, m.shape[1], -1)[m]
         expected_w = torch.zeros_like(dW).index_add_(0, batch["ctx"][m], E_words)
         assert torch.allclose(dW, expected_w, atol=1e-6), "each context word gets the whole error"
         # ... which is (1 + n) times the exact gradient of the mean
-        assert torch.allclose(-lr * ref.doc_vectors.grad, torch.zeros_like(dD).index_add_(0, batch["doc"], E / (1 + n)), atol=1e-6)
+        assert torch.allclose(-lr * ref.doc_vectors.grad, torch.zeros_like(dD).index_add_(0, batch["src"], E / (1 + n)), atol=1e-6)
     else:
         assert torch.allclose(dD, -lr * ref.doc_vectors.grad, atol=1e-6), "dL/dD (paragraph vectors)"
         gW = ref.word_vectors.grad

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..data.text import tokenize
@@ -75,7 +76,9 @@ class Doc2VecConfig:
         sample: frequent-word subsampling threshold (0: off).
         epochs, lr, min_lr: passes and the linearly decaying learning rate.
         infer_epochs, infer_lr: inference's passes and starting rate (default: training's).
-        batch_size: examples per SGD step.
+        batch_size: (input, target) pairs per SGD step, about.
+        block: PV-DBOW: consecutive words of a document that share one row of a step (see
+            :func:`epoch_examples`); their summed step moves the paragraph vector.
         update_cap: a row updated by more than this many examples in one batch moves
             ``cap / n`` of its summed step (Part I's safeguard for batched SGD; ``None``: off).
         seed: seeds the initialisation, subsampling, shuffling and noise.
@@ -97,6 +100,7 @@ class Doc2VecConfig:
     infer_epochs: int | None = None
     infer_lr: float | None = None
     batch_size: int = 1024
+    block: int = 16
     update_cap: float | None = 64.0
     seed: int = 0
     device: str | None = None
@@ -107,7 +111,7 @@ class Doc2VecConfig:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.output not in ("neg", "hs"):
             raise ValueError(f"output must be 'neg' or 'hs', got {self.output!r}")
-        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size"):
+        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -138,47 +142,75 @@ def epoch_examples(
     ids: torch.Tensor, doc: torch.Tensor, keep_prob: torch.Tensor, config: Doc2VecConfig,
     generator: torch.Generator, *, null_id: int, words: bool = True,
 ) -> dict[str, torch.Tensor]:
-    """One epoch's training examples, shuffled: a dict of equally long tensors.
+    """One epoch's training examples as shuffled *blocks*: a dict of tensors with one row each.
 
+    A block is one input and up to ``G`` target words it predicts: ``src`` (a paragraph id, or a
+    word id where ``is_word``), ``targets [n, G]`` and ``mask [n, G]`` (1 for a real target),
+    and for PV-DM the context ``ctx [n, 2 window]`` (word ids; ``null_id`` marks an empty slot:
+    outside the reduced window for ``dm_mean``, beyond the document's edge for ``dm_concat``).
+
+    Why blocks: PV-DBOW's input is the same paragraph vector for every word of the document, so
+    ``block`` consecutive words share one row and one matrix product scores them all (as Part I's
+    skip-gram blocks do). ``dbow_words``'s skip-gram pairs come as one block per input word,
+    its (reduced) window's words as targets. PV-DM has a different input per word: ``G = 1``.
     Frequent words are subsampled first (windows then span the kept tokens, as in the C code).
-    Keys: ``doc`` (paragraph id, ``-1`` for a skip-gram word pair), ``target`` (the predicted
-    word), and ``ctx`` (``[n, 2 window]`` context word ids; ``-1`` outside a reduced PV-DM
-    window, ``null_id`` beyond the document's edge for ``dm_concat``; for a ``dbow_words``
-    pair column 0 holds the input word).
 
     Args:
         ids, doc: ``[N]`` word ids and document ids of the corpus tokens (doc-contiguous).
-        words: add ``dbow_words``'s skip-gram pairs (switched off for inference).
+        words: add ``dbow_words``'s skip-gram blocks (switched off for inference).
     """
     kept = subsample(ids, keep_prob, generator) if config.sample > 0 else torch.ones_like(ids, dtype=torch.bool)
     t, d = ids[kept], doc[kept]
     n, W = t.numel(), config.window
-    offs = _window_offsets(W)
-    pos = torch.arange(n).unsqueeze(1) + offs  # [n, 2W] neighbour positions
-    inside = (pos >= 0) & (pos < n)
-    posc = pos.clamp(0, max(n - 1, 0))
-    same = inside & (d[posc] == d.unsqueeze(1))  # the neighbour is in the same document
-    # word2vec's dynamic window: each centre sees b ~ U{1..W} words on each side
-    b = torch.randint(1, W + 1, (n,), generator=generator)
-    in_reduced = same & (offs.abs().unsqueeze(0) <= b.unsqueeze(1))
-    if config.mode == "dm_concat":
-        ctx = torch.where(same, t[posc], torch.full_like(posc, null_id))
-    elif config.mode == "dm_mean":
-        ctx = torch.where(in_reduced, t[posc], torch.full_like(posc, -1))
+    if config.mode == "dbow":
+        G = max(config.block, 2 * W) if config.dbow_words and words else config.block
+        # block number of each token: a new block every G tokens and at every document start
+        starts = torch.ones(n, dtype=torch.bool)
+        starts[1:] = d[1:] != d[:-1]
+        first = torch.cummax(torch.where(starts, torch.arange(n), torch.zeros(n, dtype=torch.long)), 0).values
+        k = torch.arange(n) - first  # position inside the (kept) document
+        new_block = starts | (k % G == 0)
+        blk = torch.cumsum(new_block.long(), 0) - 1
+        nb = int(blk[-1]) + 1 if n else 0
+        targets = torch.zeros(nb, G, dtype=torch.long)
+        mask = torch.zeros(nb, G)
+        targets[blk, k % G] = t
+        mask[blk, k % G] = 1
+        out = {"src": d[new_block], "is_word": torch.zeros(nb, dtype=torch.bool), "targets": targets, "mask": mask}
+        if config.dbow_words and words:
+            pos, inside = _neighbours(d, n, W, generator)
+            nbr = torch.where(inside, t[pos.clamp(0, max(n - 1, 0))], torch.zeros_like(pos))
+            wt = torch.zeros(n, G, dtype=torch.long)
+            wm = torch.zeros(n, G)
+            wt[:, : 2 * W], wm[:, : 2 * W] = nbr, inside.float()
+            has = inside.any(1)
+            out = {
+                "src": torch.cat([out["src"], t[has]]),
+                "is_word": torch.cat([out["is_word"], torch.ones(int(has.sum()), dtype=torch.bool)]),
+                "targets": torch.cat([targets, wt[has]]),
+                "mask": torch.cat([mask, wm[has]]),
+            }
     else:
-        ctx = torch.full((n, 2 * W), -1, dtype=torch.long)
-    out = {"doc": d, "target": t, "ctx": ctx}
-    if config.mode == "dbow" and config.dbow_words and words:
-        c_idx, o_idx = in_reduced.nonzero(as_tuple=True)  # skip-gram pairs: neighbour -> centre
-        wctx = torch.full((c_idx.numel(), 2 * W), -1, dtype=torch.long)
-        wctx[:, 0] = t[posc[c_idx, o_idx]]
-        out = {
-            "doc": torch.cat([d, torch.full_like(c_idx, -1)]),
-            "target": torch.cat([t, t[c_idx]]),
-            "ctx": torch.cat([ctx, wctx]),
-        }
-    order = torch.randperm(out["target"].numel(), generator=generator)
+        pos, inside = _neighbours(d, n, W, generator, reduced=config.mode == "dm_mean")
+        ctx = torch.where(inside, t[pos.clamp(0, max(n - 1, 0))], torch.full_like(pos, null_id))
+        out = {"src": d, "is_word": torch.zeros(n, dtype=torch.bool), "targets": t.unsqueeze(1),
+               "mask": torch.ones(n, 1), "ctx": ctx}
+    order = torch.randperm(out["src"].numel(), generator=generator)
     return {k: v[order] for k, v in out.items()}
+
+
+def _neighbours(d: torch.Tensor, n: int, W: int, generator: torch.Generator,
+                reduced: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """Positions ``[n, 2W]`` of each token's window and whether each is inside the document
+    (and, if ``reduced``, inside word2vec's dynamic window: ``b ~ U{1..W}`` words a side)."""
+    offs = _window_offsets(W)
+    pos = torch.arange(n).unsqueeze(1) + offs
+    inside = (pos >= 0) & (pos < n)
+    inside &= d[pos.clamp(0, max(n - 1, 0))] == d.unsqueeze(1)
+    if reduced:
+        b = torch.randint(1, W + 1, (n,), generator=generator)
+        inside &= offs.abs().unsqueeze(0) <= b.unsqueeze(1)
+    return pos, inside
 
 
 # --------------------------------------------------------------------------- the model
@@ -214,24 +246,30 @@ class Doc2VecModel(nn.Module):
 
     # ---- the forward pass, shared by autograd (tests, exercises) and the hand-written step
     def hidden(self, batch: dict[str, torch.Tensor], doc_vectors: torch.Tensor | None = None) -> torch.Tensor:
-        """The vector ``h [B, width]`` that predicts each example's target word."""
+        """The vector ``h [B, width]`` that predicts each block's target words."""
         D = self.doc_vectors if doc_vectors is None else doc_vectors
-        doc, ctx = batch["doc"], batch["ctx"]
-        is_doc = (doc >= 0).unsqueeze(1)
-        dv = D[doc.clamp(min=0)]
-        if self.mode == "dbow":  # a paragraph, or (dbow_words) the input word in ctx[:, 0]
-            return torch.where(is_doc, dv, self.word_vectors[ctx[:, 0].clamp(min=0)])
-        wv = self.word_vectors[ctx.clamp(min=0)]  # [B, 2W, d]
+        src, is_word = batch["src"], batch["is_word"]
+        if self.mode == "dbow":  # a paragraph, or (dbow_words) an input word
+            dv = D[torch.where(is_word, 0, src)]
+            if not bool(is_word.any()):
+                return dv
+            return torch.where(is_word.unsqueeze(1), self.word_vectors[torch.where(is_word, src, 0)], dv)
+        dv, ctx = D[src], batch["ctx"]
         if self.mode == "dm_concat":
-            return torch.cat([dv.unsqueeze(1), wv], 1).flatten(1)
-        m = (ctx >= 0).to(wv.dtype).unsqueeze(2)
-        return (dv + (wv * m).sum(1)) / (1 + m.sum(1))
+            return torch.cat([dv, self.word_vectors[ctx].flatten(1)], 1)
+        # mean of the paragraph and the window's words; the null row is zero, so a fused
+        # gather-and-sum (embedding_bag) needs no mask
+        n = (ctx != self.vocab_size).sum(1, keepdim=True).to(dv.dtype)
+        return (dv + F.embedding_bag(ctx, self.word_vectors, mode="sum", padding_idx=self.vocab_size)) / (1 + n)
+
+    def _block(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        h = self.hidden(batch).unsqueeze(1)  # [B, 1, width]: one hidden vector per block
+        return h, batch["mask"].unsqueeze(1), batch["targets"]
 
     def loss(self, batch: dict[str, torch.Tensor], slots: Any = None) -> torch.Tensor:
         """Summed loss of the batch through autograd (exact gradients; ``slots`` fixes the noise)."""
-        h = self.hidden(batch).unsqueeze(1)
-        A = torch.ones(h.shape[0], 1, 1, device=h.device)
-        rows, labels, weights = slots if slots is not None else self.head.slots(batch["target"].unsqueeze(1))
+        h, A, targets = self._block(batch)
+        rows, labels, weights = slots if slots is not None else self.head.slots(targets)
         return logistic_block_loss(self.head.weight, h, A, rows, labels, weights).sum()
 
     @torch.no_grad()
@@ -244,10 +282,7 @@ class Doc2VecModel(nn.Module):
         every input, as the C code and gensim do (see :mod:`companion.word2vec.cbow`): ``1 + n``
         times the exact gradient of the mean. PV-DM concat gives each input its slice of ``E``.
         """
-        h = self.hidden(batch).unsqueeze(1)
-        B = h.shape[0]
-        A = torch.ones(B, 1, 1, device=h.device)
-        targets = batch["target"].unsqueeze(1)
+        h, A, targets = self._block(batch)
         if slots is None:
             slots = self.head.slots(targets)
         E, loss = logistic_block_update(self.head.weight, h, A, *slots, lr, cap)
@@ -258,37 +293,42 @@ class Doc2VecModel(nn.Module):
                    cap: float | None, *, words: bool) -> None:
         """Add the input error ``E [B, width]`` to the paragraph rows of ``D`` (and, if
         ``words``, to the word vectors)."""
-        doc, ctx = batch["doc"], batch["ctx"]
-        is_doc = doc >= 0
-        d = self.dim
+        src, is_word = batch["src"], batch["is_word"]
+        d, V = self.dim, self.vocab_size
         Ed = E[:, :d] if self.mode == "dm_concat" else E
-        di = doc[is_doc]
-        Edoc = Ed[is_doc]
-        s = row_scale(di, torch.ones_like(di, dtype=E.dtype), D.shape[0], cap)
-        D.index_add_(0, di, Edoc if s is None else Edoc * s.unsqueeze(1))
-        if not words:
+        uses = batch["mask"].sum(1)  # pairs behind each block's error, for the cap
+        if bool(is_word.any()):
+            is_doc = ~is_word
+            self._add(D, src[is_doc], Ed[is_doc], uses[is_doc], cap)
+            if words:
+                self._add(self.word_vectors, src[is_word], E[is_word], uses[is_word], cap)
+        else:
+            self._add(D, src, Ed, uses, cap)
+        if not words or self.mode == "dbow":
             return
-        if self.mode == "dbow":
-            sel = ~is_doc
-            ids, Ew = ctx[sel, 0], E[sel]
-        elif self.mode == "dm_mean":
-            m = ctx >= 0
-            ids, Ew = ctx[m], E.unsqueeze(1).expand(-1, ctx.shape[1], -1)[m]
-        else:  # concat: slice j + 1 of E belongs to context slot j; the null word stays fixed
-            m = ctx != self.vocab_size
-            ids, Ew = ctx[m], E[:, d:].reshape(E.shape[0], -1, d)[m]
-        if ids.numel():
-            s = row_scale(ids, torch.ones_like(ids, dtype=E.dtype), self.vocab_size + 1, cap)
-            self.word_vectors.index_add_(0, ids, Ew if s is None else Ew * s.unsqueeze(1))
+        ctx = batch["ctx"]
+        if self.mode == "dm_mean":  # the whole error to every context word
+            Ew = E.unsqueeze(1).expand(-1, ctx.shape[1], -1)
+        else:  # concat: slice j + 1 of E belongs to context slot j
+            Ew = E[:, d:].reshape(E.shape[0], -1, d)
+        self._add(self.word_vectors, ctx.reshape(-1), Ew.reshape(-1, d), uses.repeat_interleave(ctx.shape[1]), cap)
+        self.word_vectors[V] = 0  # the null word pads; it is not trained
+
+    @staticmethod
+    def _add(table: torch.Tensor, ids: torch.Tensor, E: torch.Tensor, uses: torch.Tensor, cap: float | None) -> None:
+        s = row_scale(ids, uses, table.shape[0], cap)
+        table.index_add_(0, ids, E if s is None else E * s.unsqueeze(1))
 
     @torch.no_grad()
-    def input_error(self, h: torch.Tensor, targets: torch.Tensor, lr: float) -> torch.Tensor:
+    def input_error(self, h: torch.Tensor, batch: dict[str, torch.Tensor], lr: float) -> torch.Tensor:
         """``lr * (-dL/dh)`` for ``h [B, width]`` with the output vectors *frozen* (inference)."""
-        rows, labels, weights = self.head.slots(targets.unsqueeze(1))  # [B, 1, J]
-        U = self.head.weight[rows.squeeze(1)]  # [B, J, width]
-        S = torch.einsum("bjd,bd->bj", U, h)
-        G = lr * weights.squeeze(1) * (labels.squeeze(1) - torch.sigmoid(S))
-        return torch.einsum("bj,bjd->bd", G, U)
+        rows, labels, weights = self.head.slots(batch["targets"])  # [B, G, J]
+        B = rows.shape[0]
+        U = self.head.weight[rows.reshape(B, -1)]  # [B, G J, width]
+        S = torch.einsum("bkd,bd->bk", U, h)
+        coef = (weights * batch["mask"].unsqueeze(2)).reshape(B, -1)
+        G = lr * coef * (labels.reshape(B, -1) - torch.sigmoid(S))
+        return torch.einsum("bk,bkd->bd", G, U)
 
 
 # --------------------------------------------------------------------------- training / result
@@ -351,11 +391,12 @@ class Doc2VecResult:
             m.head.sampler.generator.manual_seed(seed)
         for epoch in range(epochs):
             ex = epoch_examples(enc.ids, enc.sentence, keep, cfg, g, null_id=m.vocab_size, words=False)
-            n = ex["target"].numel()
-            for start in range(0, n, cfg.batch_size):
-                batch = {k: v[start:start + cfg.batch_size].to(dev) for k, v in ex.items()}
+            n = ex["src"].numel()
+            rows = max(1, cfg.batch_size // ex["targets"].shape[1])
+            for start in range(0, n, rows):
+                batch = {k: v[start:start + rows].to(dev) for k, v in ex.items()}
                 rate = _lr(lr0, cfg.min_lr, (epoch + start / max(n, 1)) / epochs)
-                E = m.input_error(m.hidden(batch, D), batch["target"], rate)
+                E = m.input_error(m.hidden(batch, D), batch, rate)
                 m.push_error(batch, E, D, None, words=False)
         return D.cpu()
 
@@ -386,22 +427,21 @@ def train_doc2vec(documents: Sequence[Sequence[str]], config: Doc2VecConfig | No
     keep = keep_probability(vocab.counts, config.sample)
     g = torch.Generator().manual_seed(config.seed)
     n_words = len(enc)
-    steps_per_epoch: list[int] = []
 
     def batches(epoch: int):
         ex = epoch_examples(enc.ids, enc.sentence, keep, config, g, null_id=model.vocab_size)
-        n = ex["target"].numel()
-        steps_per_epoch.append(max(1, math.ceil(n / config.batch_size)))
-        for start in range(0, n, config.batch_size):
-            batch = {k: v[start:start + config.batch_size] for k, v in ex.items()}
+        n = ex["src"].numel()
+        rows = max(1, config.batch_size // ex["targets"].shape[1])  # blocks per step
+        for start in range(0, n, rows):
+            batch = {k: v[start:start + rows] for k, v in ex.items()}
             batch["progress"] = torch.tensor((epoch + start / max(n, 1)) / config.epochs)
             # the corpus words this batch stands for (for words/s: the corpus, as gensim counts)
-            batch["words"] = torch.tensor(round(n_words * min(config.batch_size, n - start) / max(n, 1)))
+            batch["words"] = torch.tensor(round(n_words * min(rows, n - start) / max(n, 1)))
             yield batch
 
     def step(batch: dict[str, torch.Tensor]) -> tuple[float, int, int]:
         rate = _lr(config.lr, config.min_lr, float(batch["progress"]))
-        n = int(batch["target"].numel())
+        n = int(batch["mask"].sum())
         loss = model.sgd_step(batch, rate, cap=config.update_cap)
         return loss / n, n, int(batch["words"])
 
