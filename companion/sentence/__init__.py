@@ -33,3 +33,11 @@ __all__ = [
 from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
 
 __all__ += ["MODES", "Doc2VecConfig", "Doc2VecModel", "Doc2VecResult", "train_doc2vec"]
+from .quickthoughts import (
+    QuickThoughts,
+    QuickThoughtsConfig,
+    QuickThoughtsResult,
+    train_quickthoughts,
+)
+
+__all__ += ["QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "train_quickthoughts"]
