@@ -5,6 +5,8 @@ One module per model, in the order the chapter builds them:
 * :mod:`.baselines` -- bag of words / TF-IDF, averaged word vectors, SIF (Arora et al. 2017);
 * :mod:`.doc2vec` -- paragraph vectors, PV-DM and PV-DBOW, with inference (Le & Mikolov 2014);
 * :mod:`.skipthoughts` -- encode a sentence, decode its neighbours (Kiros et al. 2015);
+* :mod:`.sdae`, :mod:`.fastsent` -- a denoising LSTM autoencoder and a log-linear
+  Skip-thoughts (Hill et al. 2016);
 * :mod:`.quickthoughts` -- classify the context sentence among the batch (Logeswaran & Lee 2018).
 
 Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
@@ -21,12 +23,14 @@ from .baselines import (
     word_probabilities,
 )
 from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
+from .fastsent import FastSent, FastSentConfig, FastSentResult, train_fastsent
 from .quickthoughts import (
     QuickThoughts,
     QuickThoughtsConfig,
     QuickThoughtsResult,
     train_quickthoughts,
 )
+from .sdae import SDAE, SDAEConfig, SDAEResult, add_noise, train_sdae
 from .skipthoughts import (
     SkipThoughts,
     SkipThoughtsConfig,
@@ -36,8 +40,34 @@ from .skipthoughts import (
 )
 
 __all__ = [
-    "MODES", "SIF", "AveragedVectors", "BagOfWords", "Doc2VecConfig", "Doc2VecModel", "Doc2VecResult",
-    "QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "SkipThoughts", "SkipThoughtsConfig",
-    "SkipThoughtsResult", "first_component", "fit_linear_map", "remove_component", "sif_weights",
-    "train_doc2vec", "train_quickthoughts", "train_skipthoughts", "word_probabilities",
+    "MODES",
+    "SDAE",
+    "SIF",
+    "AveragedVectors",
+    "BagOfWords",
+    "Doc2VecConfig",
+    "Doc2VecModel",
+    "Doc2VecResult",
+    "FastSent",
+    "FastSentConfig",
+    "FastSentResult",
+    "QuickThoughts",
+    "QuickThoughtsConfig",
+    "QuickThoughtsResult",
+    "SDAEConfig",
+    "SDAEResult",
+    "SkipThoughts",
+    "SkipThoughtsConfig",
+    "SkipThoughtsResult",
+    "add_noise",
+    "first_component",
+    "fit_linear_map",
+    "remove_component",
+    "sif_weights",
+    "train_doc2vec",
+    "train_fastsent",
+    "train_quickthoughts",
+    "train_sdae",
+    "train_skipthoughts",
+    "word_probabilities",
 ]
