@@ -7,6 +7,8 @@ One module per model, in the order the chapter builds them:
 * :mod:`.skipthoughts` -- encode a sentence, decode its neighbours (Kiros et al. 2015);
 * :mod:`.sdae`, :mod:`.fastsent` -- a denoising LSTM autoencoder and a log-linear
   Skip-thoughts (Hill et al. 2016);
+* :mod:`.infersent` -- BiLSTM-max (and the encoders it was compared with) trained on NLI
+  (Conneau et al. 2017);
 * :mod:`.quickthoughts` -- classify the context sentence among the batch (Logeswaran & Lee 2018).
 
 Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
@@ -24,6 +26,15 @@ from .baselines import (
 )
 from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
 from .fastsent import FastSent, FastSentConfig, FastSentResult, train_fastsent
+from .infersent import (
+    POOLINGS,
+    BiLSTMEncoder,
+    InferSentConfig,
+    NLIResult,
+    nli_features,
+    train_infersent,
+    train_nli,
+)
 from .quickthoughts import (
     QuickThoughts,
     QuickThoughtsConfig,
