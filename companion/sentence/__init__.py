@@ -9,76 +9,28 @@ One module per model, in the order the chapter builds them:
   Skip-thoughts (Hill et al. 2016);
 * :mod:`.infersent` -- BiLSTM-max (and the encoders it was compared with) trained on NLI
   (Conneau et al. 2017);
-* :mod:`.quickthoughts` -- classify the context sentence among the batch (Logeswaran & Lee 2018).
+* :mod:`.quickthoughts` -- classify the context sentence among the batch (Logeswaran & Lee 2018);
+* :mod:`.dan` -- the deep averaging network of the Universal Sentence Encoder (Cer et al. 2018).
 
 Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
 :func:`companion.evaluate.senteval`.
 """
 
-from .baselines import (
-    SIF,
-    AveragedVectors,
-    BagOfWords,
-    first_component,
-    remove_component,
-    sif_weights,
-    word_probabilities,
-)
+from .baselines import SIF, AveragedVectors, BagOfWords, first_component, remove_component, sif_weights, word_probabilities
+from .dan import DAN, DANConfig, train_dan
 from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
 from .fastsent import FastSent, FastSentConfig, FastSentResult, train_fastsent
-from .infersent import (
-    POOLINGS,
-    BiLSTMEncoder,
-    InferSentConfig,
-    NLIResult,
-    nli_features,
-    train_infersent,
-    train_nli,
-)
-from .quickthoughts import (
-    QuickThoughts,
-    QuickThoughtsConfig,
-    QuickThoughtsResult,
-    train_quickthoughts,
-)
+from .infersent import POOLINGS, BiLSTMEncoder, InferSentConfig, NLIResult, nli_features, train_infersent, train_nli
+from .quickthoughts import QuickThoughts, QuickThoughtsConfig, QuickThoughtsResult, train_quickthoughts
 from .sdae import SDAE, SDAEConfig, SDAEResult, add_noise, train_sdae
-from .skipthoughts import (
-    SkipThoughts,
-    SkipThoughtsConfig,
-    SkipThoughtsResult,
-    fit_linear_map,
-    train_skipthoughts,
-)
+from .skipthoughts import SkipThoughts, SkipThoughtsConfig, SkipThoughtsResult, fit_linear_map, train_skipthoughts
 
 __all__ = [
-    "MODES",
-    "SDAE",
-    "SIF",
-    "AveragedVectors",
-    "BagOfWords",
-    "Doc2VecConfig",
-    "Doc2VecModel",
-    "Doc2VecResult",
-    "FastSent",
-    "FastSentConfig",
-    "FastSentResult",
-    "QuickThoughts",
-    "QuickThoughtsConfig",
-    "QuickThoughtsResult",
-    "SDAEConfig",
-    "SDAEResult",
-    "SkipThoughts",
-    "SkipThoughtsConfig",
-    "SkipThoughtsResult",
-    "add_noise",
-    "first_component",
-    "fit_linear_map",
-    "remove_component",
-    "sif_weights",
-    "train_doc2vec",
-    "train_fastsent",
-    "train_quickthoughts",
-    "train_sdae",
-    "train_skipthoughts",
+    "DAN", "MODES", "POOLINGS", "SDAE", "SIF", "AveragedVectors", "BagOfWords", "BiLSTMEncoder", "DANConfig",
+    "Doc2VecConfig", "Doc2VecModel", "Doc2VecResult", "FastSent", "FastSentConfig", "FastSentResult",
+    "InferSentConfig", "NLIResult", "QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "SDAEConfig",
+    "SDAEResult", "SkipThoughts", "SkipThoughtsConfig", "SkipThoughtsResult", "add_noise", "first_component",
+    "fit_linear_map", "nli_features", "remove_component", "sif_weights", "train_dan", "train_doc2vec",
+    "train_fastsent", "train_infersent", "train_nli", "train_quickthoughts", "train_sdae", "train_skipthoughts",
     "word_probabilities",
 ]
