@@ -16,14 +16,41 @@ Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
 :func:`companion.evaluate.senteval`.
 """
 
-from .baselines import SIF, AveragedVectors, BagOfWords, first_component, remove_component, sif_weights, word_probabilities
+from .baselines import (
+    SIF,
+    AveragedVectors,
+    BagOfWords,
+    first_component,
+    remove_component,
+    sif_weights,
+    word_probabilities,
+)
 from .dan import DAN, DANConfig, train_dan
 from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
 from .fastsent import FastSent, FastSentConfig, FastSentResult, train_fastsent
-from .infersent import POOLINGS, BiLSTMEncoder, InferSentConfig, NLIResult, nli_features, train_infersent, train_nli
-from .quickthoughts import QuickThoughts, QuickThoughtsConfig, QuickThoughtsResult, train_quickthoughts
+from .infersent import (
+    POOLINGS,
+    BiLSTMEncoder,
+    InferSentConfig,
+    NLIResult,
+    nli_features,
+    train_infersent,
+    train_nli,
+)
+from .quickthoughts import (
+    QuickThoughts,
+    QuickThoughtsConfig,
+    QuickThoughtsResult,
+    train_quickthoughts,
+)
 from .sdae import SDAE, SDAEConfig, SDAEResult, add_noise, train_sdae
-from .skipthoughts import SkipThoughts, SkipThoughtsConfig, SkipThoughtsResult, fit_linear_map, train_skipthoughts
+from .skipthoughts import (
+    SkipThoughts,
+    SkipThoughtsConfig,
+    SkipThoughtsResult,
+    fit_linear_map,
+    train_skipthoughts,
+)
 
 __all__ = [
     "DAN", "MODES", "POOLINGS", "SDAE", "SIF", "AveragedVectors", "BagOfWords", "BiLSTMEncoder", "DANConfig",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import torch
@@ -76,7 +77,7 @@ class DAN(nn.Module):
         self.words = nn.Embedding(vocab_size, config.emb_dim)
         self.bigrams = nn.Embedding(config.buckets, config.emb_dim) if config.buckets else None
         sizes = [config.emb_dim] + [config.hidden] * (config.layers - 1) + [config.out_dim]
-        self.ff = nn.Sequential(*[m for a, b in zip(sizes[:-1], sizes[1:]) for m in (nn.Linear(a, b), nn.Tanh())])
+        self.ff = nn.Sequential(*[m for a, b in pairwise(sizes) for m in (nn.Linear(a, b), nn.Tanh())])
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         lengths = lengths.to(ids.device)
