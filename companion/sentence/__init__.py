@@ -10,7 +10,8 @@ One module per model, in the order the chapter builds them:
 * :mod:`.infersent` -- BiLSTM-max (and the encoders it was compared with) trained on NLI
   (Conneau et al. 2017);
 * :mod:`.quickthoughts` -- classify the context sentence among the batch (Logeswaran & Lee 2018);
-* :mod:`.dan` -- the deep averaging network of the Universal Sentence Encoder (Cer et al. 2018).
+* :mod:`.dan` -- the deep averaging network of the Universal Sentence Encoder (Cer et al. 2018);
+* :mod:`.gensen` -- one encoder, several tasks (next sentence, NLI, translation), after GenSen.
 
 Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
 :func:`companion.evaluate.senteval`.
@@ -28,6 +29,7 @@ from .baselines import (
 from .dan import DAN, DANConfig, train_dan
 from .doc2vec import MODES, Doc2VecConfig, Doc2VecModel, Doc2VecResult, train_doc2vec
 from .fastsent import FastSent, FastSentConfig, FastSentResult, train_fastsent
+from .gensen import TASKS, GenSen, GenSenConfig, GenSenResult, train_gensen
 from .infersent import (
     POOLINGS,
     BiLSTMEncoder,
@@ -53,11 +55,49 @@ from .skipthoughts import (
 )
 
 __all__ = [
-    "DAN", "MODES", "POOLINGS", "SDAE", "SIF", "AveragedVectors", "BagOfWords", "BiLSTMEncoder", "DANConfig",
-    "Doc2VecConfig", "Doc2VecModel", "Doc2VecResult", "FastSent", "FastSentConfig", "FastSentResult",
-    "InferSentConfig", "NLIResult", "QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "SDAEConfig",
-    "SDAEResult", "SkipThoughts", "SkipThoughtsConfig", "SkipThoughtsResult", "add_noise", "first_component",
-    "fit_linear_map", "nli_features", "remove_component", "sif_weights", "train_dan", "train_doc2vec",
-    "train_fastsent", "train_infersent", "train_nli", "train_quickthoughts", "train_sdae", "train_skipthoughts",
+    "DAN",
+    "MODES",
+    "POOLINGS",
+    "SDAE",
+    "SIF",
+    "TASKS",
+    "AveragedVectors",
+    "BagOfWords",
+    "BiLSTMEncoder",
+    "DANConfig",
+    "Doc2VecConfig",
+    "Doc2VecModel",
+    "Doc2VecResult",
+    "FastSent",
+    "FastSentConfig",
+    "FastSentResult",
+    "GenSen",
+    "GenSenConfig",
+    "GenSenResult",
+    "InferSentConfig",
+    "NLIResult",
+    "QuickThoughts",
+    "QuickThoughtsConfig",
+    "QuickThoughtsResult",
+    "SDAEConfig",
+    "SDAEResult",
+    "SkipThoughts",
+    "SkipThoughtsConfig",
+    "SkipThoughtsResult",
+    "add_noise",
+    "first_component",
+    "fit_linear_map",
+    "nli_features",
+    "remove_component",
+    "sif_weights",
+    "train_dan",
+    "train_doc2vec",
+    "train_fastsent",
+    "train_gensen",
+    "train_infersent",
+    "train_nli",
+    "train_quickthoughts",
+    "train_sdae",
+    "train_skipthoughts",
     "word_probabilities",
 ]
