@@ -307,12 +307,17 @@ class Doc2VecModel(nn.Module):
         if not words or self.mode == "dbow":
             return
         ctx = batch["ctx"]
+        real = ctx != V  # the null word pads; it is not trained
+        ids = ctx[real]  # row-major: the real context words of example 0, then 1, ...
         if self.mode == "dm_mean":  # the whole error to every context word
-            Ew = E.unsqueeze(1).expand(-1, ctx.shape[1], -1)
+            per_example = real.sum(1)
+            Ew = E.repeat_interleave(per_example, dim=0)
+            use = uses.repeat_interleave(per_example)
         else:  # concat: slice j + 1 of E belongs to context slot j
-            Ew = E[:, d:].reshape(E.shape[0], -1, d)
-        self._add(self.word_vectors, ctx.reshape(-1), Ew.reshape(-1, d), uses.repeat_interleave(ctx.shape[1]), cap)
-        self.word_vectors[V] = 0  # the null word pads; it is not trained
+            Ew = E[:, d:].reshape(E.shape[0], -1, d)[real]
+            use = uses.unsqueeze(1).expand_as(ctx)[real]
+        if ids.numel():
+            self._add(self.word_vectors, ids, Ew, use, cap)
 
     @staticmethod
     def _add(table: torch.Tensor, ids: torch.Tensor, E: torch.Tensor, uses: torch.Tensor, cap: float | None) -> None:
