@@ -67,7 +67,9 @@ class OrderedSentences:
         """Runs of ``batch_size`` consecutive sentence indices, in a seeded random order."""
         if not isinstance(batch_size, int) or batch_size < 2:
             raise ValueError(f"batch_size must be an int >= 2 (a batch needs contexts), got {batch_size!r}")
-        starts = torch.arange(0, len(self) - 1, batch_size)
+        starts = torch.arange(0, len(self), batch_size)
+        if len(self) - int(starts[-1]) < 2:  # a lone last sentence has no context in its batch
+            starts = starts[:-1]
         order = torch.randperm(len(starts), generator=torch.Generator().manual_seed(seed))
         return [torch.arange(int(s), min(int(s) + batch_size, len(self))) for s in starts[order]]
 
