@@ -11,6 +11,16 @@ Quality on the side: a 5-fold logistic probe of the paragraph vectors predicting
 Brown category (the corpus keeps it in the file order) -- a rough check that both learnt
 something comparable, not a claim.
 
+Measured on the 2-core machine shared by eight sessions (load average ~12), so noisy even as
+ratios: PV-DBOW 0.21x-0.85x gensim (laptop, best of 2 alternating runs: 0.21x, ours 142k words/s
+vs gensim 680k; ci: 0.51x; single runs ranged 0.37x-1.15x), PV-DM mean 0.23x-0.36x. Below the
+0.8x goal. Where our time goes (profile, PV-DBOW, 1,024 pairs a step): the three small batched
+matrix products of the word2vec head ~20%, ``index_add_`` scatters ~15%, drawing the noise
+words from the unigram table ~12%, gathers ~10%, the rest elementwise work and dispatch; a larger
+batch did not help (measured 1,024 vs 4,096). gensim's Cython loop does one pair at a time with
+no gathers or scatters. The probe accuracies (5-fold, 10 rough Brown-category labels) are close
+and both low: 0.46 ours vs 0.31 gensim (PV-DBOW), 0.32 vs 0.29 (PV-DM), one seed each.
+
 Run alone with ``python -m benchmarks.bench_doc2vec`` (or through ``python -m benchmarks``).
 """
 
