@@ -1,4 +1,4 @@
-"""Chapter 5 benchmark: our Doc2Vec against gensim 4.4.0's ``Doc2Vec``, one run.
+"""Chapter 5 benchmark: our Doc2Vec against gensim 4.4.0's ``Doc2Vec``, in the same run.
 
 Same documents (the first Brown files of the Part II pre-training corpus, each file one
 document, through the book's tokenizer), same hyperparameters (d=100, window 5, 5 noise words,
@@ -7,9 +7,9 @@ min_count 5, sample 1e-3, lr 0.025 -> 1e-4, the same epochs), both in one thread
 (gensim's ``total_train_time``; our ``History.seconds``) as a ratio to gensim measured in the
 same run -- the machine is shared, so only ratios travel. For PV-DBOW and PV-DM (mean).
 
-Quality on the side: a 5-fold logistic probe of the paragraph vectors predicting each document's
-Brown category (the corpus keeps it in the file order) -- a rough check that both learnt
-something comparable, not a claim.
+Quality on the side: a 5-fold logistic probe of the paragraph vectors predicting which of 10
+blocks of consecutive files a document is in (Brown's files come grouped by genre, so this is a
+rough topic label) -- a check that both learnt something comparable, not a claim.
 
 Measured on the 2-core machine shared by eight sessions (load average ~12), so noisy even as
 ratios: PV-DBOW 0.21x-0.85x gensim (laptop, best of 2 alternating runs: 0.21x, ours 142k words/s
@@ -18,7 +18,7 @@ vs gensim 680k; ci: 0.51x; single runs ranged 0.37x-1.15x), PV-DM mean 0.23x-0.3
 matrix products of the word2vec head ~20%, ``index_add_`` scatters ~15%, drawing the noise
 words from the unigram table ~12%, gathers ~10%, the rest elementwise work and dispatch; a larger
 batch did not help (measured 1,024 vs 4,096). gensim's Cython loop does one pair at a time with
-no gathers or scatters. The probe accuracies (5-fold, 10 rough Brown-category labels) are close
+no gathers or scatters. The probe accuracies (5-fold, the 10 rough topic labels) are close
 and both low: 0.46 ours vs 0.31 gensim (PV-DBOW), 0.32 vs 0.29 (PV-DM), one seed each.
 
 Run alone with ``python -m benchmarks.bench_doc2vec`` (or through ``python -m benchmarks``).
