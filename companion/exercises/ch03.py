@@ -304,9 +304,10 @@ register(Exercise(
         "A word with f = 0.05 (like 'the') keeps about (sqrt(50) + 1) / 50 of its tokens.",
     ),
     explanation="""
-        Only a few dozen words are more frequent than t = 10^-3, but they carry about half of
-        the tokens, and the C code's rule keeps only a fraction of each: about a third of the
-        tokens go. The paper's t = 10^-5 was meant for a corpus of billions of words.
+        Only a few dozen words are more frequent than t = 10^-3, but they carry about two
+        fifths of the tokens, and the C code's rule keeps only a fraction of each: about a
+        quarter of the tokens go. The paper's t = 10^-5 was meant for a corpus of billions of
+        words.
     """,
 ))
 
