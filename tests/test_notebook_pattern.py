@@ -40,7 +40,6 @@ HIDE_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
 
 PENDING = {
     "02_neural_lm.ipynb": "issue 10 revision in progress (ch2 helper)",
-    "03_word2vec.ipynb": "issue 10 revision in progress (chapter 3)",
     "04*.ipynb": "issue 10 revision in progress (chapter 4; splits into 04a/04b)",
 }
 
