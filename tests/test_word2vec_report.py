@@ -22,7 +22,7 @@ def test_bootstrap_interval_covers_the_mean_and_separates_a_real_gap():
     assert lo < d < hi and lo > 0  # a 10-point gap on 2,000 questions is significant
     assert verdict(lo, hi) == "significant"
     same = (rng.random(300) < 0.03).astype(float)
-    d0, lo0, hi0 = bootstrap_diff(same, same[::-1].copy(), n_boot=500)
+    _, lo0, hi0 = bootstrap_diff(same, same[::-1].copy(), n_boot=500)
     assert lo0 <= 0 <= hi0 and verdict(lo0, hi0) == "not significant at this scale"
 
 

@@ -162,8 +162,10 @@ register(Exercise(
     stub=huffman_codes,
     hint=(
         "heapq pops the lightest node; give each new parent an id and remember its children.",
-        "Keep (weight, tie_breaker, node) tuples in the heap; then walk down from the root, "
-        "appending '0' for one child and '1' for the other.",
+        (
+            "Keep (weight, tie_breaker, node) tuples in the heap; then walk down from the root, "
+            "appending '0' for one child and '1' for the other."
+        ),
     ),
 ))
 
@@ -279,8 +281,10 @@ register(Exercise(
     outputs=("dL/dv", "dL/du_pos", "dL/du_neg"),
     hint=(
         "Write each term as a function of one score s = u . v; d/dx log sigma(x) = sigma(-x).",
-        "dL/ds_pos = sigma(s_pos) - 1 and dL/ds_k = sigma(s_k); then the chain rule with "
-        "ds/dv = u and ds/du = v.",
+        (
+            "dL/ds_pos = sigma(s_pos) - 1 and dL/ds_k = sigma(s_k); then the chain rule with "
+            "ds/dv = u and ds/du = v."
+        ),
     ),
 ))
 
