@@ -65,3 +65,10 @@ def neg_gradient(v: np.ndarray, u_pos: np.ndarray, u_neg: np.ndarray) -> tuple[n
     g_pos = sigma(u_pos @ v) - 1.0
     g_neg = sigma(u_neg @ v)
     return g_pos * u_pos + g_neg @ u_neg, g_pos * v, g_neg[:, None] * v[None, :]
+
+
+# The two exercises without a function:
+# * ch03.subsample_shrink (predict): the share of tokens one epoch keeps with t = 1e-3 is
+#   computed in section 6 (`keep_share`): 74% on the chapter's corpus (measured when this was
+#   written); the 39 words with f > t carry 42% of the tokens.
+# * ch03.neg_rows (concept): (b), the k + 1 = 6 output rows that occur in the pair's loss.

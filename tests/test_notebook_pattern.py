@@ -39,7 +39,6 @@ MIN_EXERCISES, MIN_KINDS = 6, 3
 HIDE_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
 
 PENDING = {
-    "03_word2vec.ipynb": "issue 10 revision in progress (chapter 3)",
 }
 
 

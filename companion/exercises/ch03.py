@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..neural_lm.tree import huffman_tree
-from .core import Case, Exercise, register
+from .core import Case, Exercise, numeric_gradient, register
 
 # --------------------------------------------------------------------------- skip-gram pairs
 
@@ -54,7 +54,10 @@ register(Exercise(
     """,
     cases=_pairs_cases,
     stub=skipgram_pairs,
-    hint="Two loops: i over positions, j from max(0, i - window) to min(len, i + window + 1), skipping j == i.",
+    hint=(
+        "For each centre position i, which positions j are its contexts? Mind both ends.",
+        "Two loops: j from max(0, i - window) to min(len, i + window + 1), skipping j == i.",
+    ),
 ))
 
 # --------------------------------------------------------------------------- subsampling
@@ -94,7 +97,10 @@ register(Exercise(
     """,
     cases=_keep_cases,
     stub=keep_probability,
-    hint="Compute f = count / total first; return min(1.0, (math.sqrt(f / t) + 1) * t / f).",
+    hint=(
+        "The rule is written in terms of the frequency f, not the count.",
+        "f = count / total; then clip the formula with min(1.0, ...).",
+    ),
 ))
 
 # --------------------------------------------------------------------------- Huffman codes
@@ -154,8 +160,13 @@ register(Exercise(
     """,
     cases=_huffman_cases,
     stub=huffman_codes,
-    hint="Keep (weight, tie_breaker, node) tuples in a heap; remember each node's two children; "
-         "then walk down from the root appending '0' and '1'.",
+    hint=(
+        "heapq pops the lightest node; give each new parent an id and remember its children.",
+        (
+            "Keep (weight, tie_breaker, node) tuples in the heap; then walk down from the root, "
+            "appending '0' for one child and '1' for the other."
+        ),
+    ),
 ))
 
 # --------------------------------------------------------------------------- HS probability
@@ -202,7 +213,10 @@ register(Exercise(
     """,
     cases=_hs_cases,
     stub=hs_probability,
-    hint="sigma(x) = 1 / (1 + math.exp(-x)); multiply one factor per node.",
+    hint=(
+        "One factor per node on the path; code 0 flips the sign of the score.",
+        "sigma(x) = 1 / (1 + math.exp(-x)); multiply sigma((2 * c - 1) * u_n @ h) over the path.",
+    ),
 ))
 
 # --------------------------------------------------------------------------- NEG gradient
@@ -221,22 +235,37 @@ def _neg_ref(v, u_pos, u_neg):
     return gp * u_pos + gn @ u_neg, gp * v, gn[:, None] * v[None, :]
 
 
+def _neg_loss(v, u_pos, u_neg) -> float:
+    """L = -log sigma(u_pos.v) - sum_k log sigma(-u_neg[k].v), computed stably."""
+    return float(np.logaddexp(0.0, -(u_pos @ v)) + np.logaddexp(0.0, u_neg @ v).sum())
+
+
+def _neg_numeric(v, u_pos, u_neg):
+    """The three gradients by central finite differences of the loss (no formula typed in)."""
+    return (numeric_gradient(lambda x: _neg_loss(x, u_pos, u_neg), v),
+            numeric_gradient(lambda x: _neg_loss(v, x, u_neg), u_pos),
+            numeric_gradient(lambda x: _neg_loss(v, u_pos, x), u_neg))
+
+
 def _neg_cases() -> list[Case]:
     rng = np.random.default_rng(7)
     out = []
     for k, d, lab in [(1, 3, "one noise word"), (5, 4, "five noise words"), (3, 10, "d = 10")]:
         v, up, un = rng.normal(size=d), rng.normal(size=d), rng.normal(size=(k, d))
-        out.append(Case(args=(v, up, un), expected=_neg_ref(v, up, un), label=lab))
+        out.append(Case(args=(v, up, un), expected=_neg_numeric(v, up, un), label=lab))
     d = 4
     z = np.zeros(d)
     un = rng.normal(size=(2, d))
-    out.append(Case(args=(z, z, un), expected=_neg_ref(z, z, un), label="word2vec's start: v and u_pos zero"))
+    out.append(Case(args=(z, z, un), expected=_neg_numeric(z, z, un), label="word2vec's start: v and u_pos zero"))
     return out
 
 
 register(Exercise(
     id="ch03.neg_gradient",
     title="The negative-sampling gradient for one pair",
+    kind="derive",
+    rtol=1e-5,
+    atol=1e-7,
     prompt="""
         For one (input word, output word) pair with input vector v, the output word's vector
         u_pos and k noise words' vectors u_neg (a k x d array), negative sampling minimises
@@ -250,6 +279,67 @@ register(Exercise(
     cases=_neg_cases,
     stub=neg_gradient,
     outputs=("dL/dv", "dL/du_pos", "dL/du_neg"),
-    hint="With s = u . v: dL/ds_pos = sigma(s_pos) - 1 and dL/ds_k = sigma(s_k); then chain rule: "
-         "ds/dv = u and ds/du = v.",
+    hint=(
+        "Write each term as a function of one score s = u . v; d/dx log sigma(x) = sigma(-x).",
+        (
+            "dL/ds_pos = sigma(s_pos) - 1 and dL/ds_k = sigma(s_k); then the chain rule with "
+            "ds/dv = u and ds/du = v."
+        ),
+    ),
+))
+
+# --------------------------------------------------------------------------- predict
+
+register(Exercise(
+    id="ch03.subsample_shrink",
+    title="How much does subsampling shrink an epoch?",
+    kind="predict",
+    prompt="""
+        With the C code's default t = 10^-3, subsampling keeps a token of a word with frequency
+        f with probability min(1, (sqrt(f / t) + 1) t / f). Before you run the cell of section
+        6: what share of the chapter corpus's tokens does one epoch keep (a number between 0 and
+        1)? Think about which words are frequent enough to be touched at all.
+    """,
+    rtol=0.0,
+    atol=0.05,
+    unit=".0%",
+    hint=(
+        "Only words with f above roughly t are thinned. How many words have f > 0.001?",
+        "A word with f = 0.05 (like 'the') keeps about (sqrt(50) + 1) / 50 of its tokens.",
+    ),
+    explanation="""
+        Only a few dozen words are more frequent than t = 10^-3, but they carry about two
+        fifths of the tokens, and the C code's rule keeps only a fraction of each: about a
+        quarter of the tokens go. The paper's t = 10^-5 was meant for a corpus of billions of
+        words.
+    """,
+))
+
+# --------------------------------------------------------------------------- concept
+
+register(Exercise(
+    id="ch03.neg_rows",
+    title="Which output vectors does one NEG step change?",
+    kind="concept",
+    prompt="""
+        Skip-gram with negative sampling, k = 5 noise words, |V| = 20,000. One (input word,
+        output word) pair is trained. How many rows of the output matrix U (one row u_w per
+        word) receive a non-zero gradient from this pair, at most?
+    """,
+    choices={
+        "a": "1: only the output word's row.",
+        "b": "6: the output word's row and the 5 noise words' rows.",
+        "c": "about log2 |V| = 14: the rows on the output word's Huffman path.",
+        "d": "20,000: the normaliser of the softmax involves every word.",
+    },
+    answer="b",
+    hint=(
+        "Which vectors appear in the NEG loss of one pair? A row that is absent has zero gradient.",
+    ),
+    explanation="""
+        (b). The NEG loss -log sigma(u_pos.v) - sum_k log sigma(-u_k.v) contains only k + 1
+        output vectors (and the input vector v): no normaliser sums over the vocabulary, so
+        every other row's gradient is exactly zero. (c) is the hierarchical softmax, (d) the
+        full softmax. That is why a step costs O(k d), not O(|V| d).
+    """,
 ))
