@@ -307,10 +307,13 @@ def test_300d_encoder_over_every_task_at_ci_scale_in_under_a_minute():
     assert set(CI_SHAPES) == set(SENTEVAL_TASKS)
     tasks = [toy_task(name, kind=kind, n_classes=k, regression=reg, sizes=sizes, seed=i)
              for i, (name, (kind, k, reg, sizes)) in enumerate(CI_SHAPES.items())]
-    t0 = time.perf_counter()
+    # CPU time of this process, not wall time: under `pytest -n 2` on two cores (or a busy
+    # machine) the wall clock measures the neighbours too (151 s wall was seen for ~10 s of CPU).
+    # `python -m benchmarks senteval_speed` reports the wall time on the real tasks.
+    t0, c0 = time.perf_counter(), time.process_time()
     rep = senteval(RandomBowEncoder(300), tasks, config=CI)
-    seconds = time.perf_counter() - t0
-    print(f"300-d random-projection bag of words, 10 tasks at ci scale: {seconds:.1f} s "
-          f"(encoding {rep.encode_seconds:.1f} s)")
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"300-d random-projection bag of words, 10 tasks at ci scale: {cpu:.1f} s CPU, "
+          f"{seconds:.1f} s wall (encoding {rep.encode_seconds:.1f} s)")
     assert set(rep.results) == set(SENTEVAL_TASKS)
-    assert seconds < 60
+    assert cpu < 60
