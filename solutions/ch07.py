@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
-import torch
-import torch.nn.functional as F
-
 # --- 07b ---
+import math  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 def per_word_ppl(token_nll: float, n_tokens: int, n_words: int) -> float:

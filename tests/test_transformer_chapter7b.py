@@ -137,3 +137,19 @@ def test_widget_callback_and_wiring(pre, tok):
     w.top_p.value = 0.5
     w.temperature.value = 0.0
     assert w.calls == 6 and "<ol>" in w.output.value
+
+
+@pytest.mark.peers
+@pytest.mark.slow
+def test_minilm_in_our_encoder_with_our_wordpiece_equals_sentence_transformers():
+    st = pytest.importorskip("sentence_transformers")
+    from companion.transformer.hf import minilm_dir
+
+    sentences = ["The stock market crashed.", "Shares dropped steeply.", "A man is playing a guitar.",
+                 "Naïve café owners don't like Mondays!", "北京 is a city."]
+    encode, n = c7.minilm_encoder()
+    ref = st.SentenceTransformer(str(minilm_dir()), device="cpu").encode(sentences)
+    assert n == 22_565_376
+    np.testing.assert_allclose(encode(sentences), ref, atol=1e-5)
+    with pytest.raises(ValueError, match="pooling"):
+        c7.bert_sentence_encoder(None, None, "max")

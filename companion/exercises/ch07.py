@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-import torch
-import torch.nn.functional as F
-
-from .core import Case, Exercise, register
-
 # --- 07b ---
 # GPT and BERT: BERT's masking (predict), per-token to per-word perplexity (derive), a causal LM
-# loss with a planted bug (debug), what a left-to-right model sees (concept).
+# loss with a planted bug (debug), what a left-to-right model sees (concept), the 80/10/10
+# replacement (implement), a sliding-window perplexity (extend). Imports kept in the block so
+# that it merges below 07a's part as it is.
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from .core import Case, Exercise, register  # noqa: E402
 
 
 def _mask_count_measured() -> float:
