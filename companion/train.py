@@ -318,7 +318,13 @@ def save_checkpoint(model: nn.Module, path: str | os.PathLike, metadata: Mapping
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    state, seen = {}, set()
+    for k, v in model.state_dict().items():
+        v = v.detach().cpu().contiguous()
+        # tied weights (GPT's output layer = its embeddings) share storage, which safetensors
+        # refuses; a copy is stored under each name and load_state_dict ties them again
+        state[k] = v.clone() if v.data_ptr() in seen else v
+        seen.add(v.data_ptr())
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:

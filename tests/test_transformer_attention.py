@@ -186,3 +186,28 @@ def test_attention_cuda_equals_cpu():
     cpu = scaled_dot_product_attention(q, k, v, mask)[0]
     gpu = F.scaled_dot_product_attention(q.cuda(), k.cuda(), v.cuda(), attn_mask=mask.cuda())
     torch.testing.assert_close(gpu.cpu(), cpu, atol=1e-5, rtol=1e-4)
+
+
+def test_attention_weights_of_a_model():
+    from companion.transformer import (
+        GPT,
+        BertConfig,
+        BertEncoder,
+        GPTConfig,
+        attention_weights,
+    )
+
+    gpt = GPT(GPTConfig())
+    x = torch.randint(0, 97, (2, 6))
+    before = gpt(x)
+    maps = attention_weights(gpt, x)
+    assert len(maps) == 2 and maps[0].shape == (2, 4, 6, 6)
+    assert (maps[1].triu(1) == 0).all()  # causal: nothing above the diagonal
+    torch.testing.assert_close(gpt(x), before)  # and the model is back on SDPA, unchanged
+    assert all(m.use_sdpa for m in gpt.modules() if hasattr(m, "use_sdpa"))
+    enc = BertEncoder(BertConfig())
+    am = torch.tensor([[1] * 6, [1, 1, 1, 0, 0, 0]])
+    w = attention_weights(enc, x, attention_mask=am)[0]
+    assert (w[1, :, :, 3:] == 0).all() and (w[0] > 0).all()  # padding gets none, BERT sees all
+    with pytest.raises(ValueError, match="no MultiHeadAttention"):
+        attention_weights(torch.nn.Linear(2, 2), torch.zeros(2))

@@ -173,3 +173,7 @@ def test_bert_cuda_equals_cpu():
     enc.cuda()
     gpu = enc(b["ids"].cuda(), b["segments"].cuda(), b["attention_mask"].cuda())
     torch.testing.assert_close(gpu.cpu(), cpu, atol=1e-4, rtol=1e-4)
+    # masking with a CPU generator gives the same corruption on either device
+    a = mask_tokens(b["ids"], C, generator=torch.Generator().manual_seed(0))
+    g = mask_tokens(b["ids"].cuda(), C, generator=torch.Generator().manual_seed(0))
+    assert all(torch.equal(x, y.cpu()) for x, y in zip(a, g))

@@ -163,6 +163,19 @@ def test_gpt_learns_a_pattern_with_fit():
     assert out[0, 3:].tolist() == [6, 7, 8, 9, 10]
 
 
+def test_fit_checkpoint_keeps_tied_weights(tmp_path):
+    from companion.train import load_checkpoint
+
+    m = _gpt()
+    seqs = _ids(B=4, T=9)
+    fit(m, [seqs], config=TrainConfig(epochs=2, progress=False, device="cpu", checkpoint=str(tmp_path / "g.safetensors")),
+        evaluate=lambda model: {"val_loss": float(model.loss(seqs))})
+    again = _gpt()
+    load_checkpoint(again, tmp_path / "g.safetensors")
+    assert again.lm_head.weight is again.wte.weight
+    torch.testing.assert_close(again(seqs), m(seqs))
+
+
 def test_config_errors():
     with pytest.raises(ValueError, match="divisible"):
         GPTConfig(d_model=30, n_head=4)

@@ -14,6 +14,7 @@ from companion.transformer.pretrain import (
     lm_batches,
     main,
     mlm_batches,
+    nsp_examples,
     pack_lm,
     pack_mlm,
     pretrain,
@@ -58,6 +59,7 @@ def test_batches_are_seeded_and_cover_the_rows():
     assert all((x["labels"] != -100).any() for x in first)
 
 
+@pytest.mark.slow
 def test_pretrain_gpt_and_bert_lower_their_loss():
     docs = [list(range(5, 25)) * 4 for _ in range(8)]  # repetitive text: learnable in a few steps
     cfg = TrainConfig(epochs=15, lr=3e-3, optimizer="adamw", progress=False, device="cpu", seed=0)
@@ -114,3 +116,19 @@ def test_command_line_entry_point_runs_one_process():
     out = main(["--model", "bert", "--steps", "2", "--vocab-size", "50", "--block-size", "16", "--d-model", "32",
                 "--batch-size", "4"])
     assert out["steps"] == 2
+
+
+def test_nsp_examples_half_next_half_random():
+    docs = [[[100 * d + 10 * s + t for t in range(1 + (s % 4))] for s in range(8)] for d in range(1, 30)]
+    c = BertConfig(vocab_size=4000, max_len=12)
+    ex = nsp_examples(docs, c, seed=0)
+    assert len(ex) == 29 * 7
+    pos = [e for e in ex if e[2] == 1]
+    assert abs(len(pos) / len(ex) - 0.5) < 4 * (0.25 / len(ex)) ** 0.5
+    for a, b, label in ex:
+        assert len(a) + len(b) <= 12 - 3 and a and b
+        same_doc = a[0] // 100 == b[0] // 100
+        assert same_doc == (label == 1) and (label == 0 or b[0] // 10 == a[0] // 10 + 1)
+    assert nsp_examples(docs, c, seed=0) == ex
+    with pytest.raises(ValueError, match="two documents"):
+        nsp_examples([[[1, 2]]], c)

@@ -23,7 +23,7 @@ is that of the data. Cross-validated tasks: the score is the mean over the outer
 spread their standard deviation (SentEval's protocol). Split tasks: the score is that of the probe
 trained on the training set (subsampled at ``BOOK_SCALE`` ci and laptop), and the spread is the
 standard deviation over ``seeds`` of probes trained on bootstrap resamples of it (at the ``C``
-chosen for the whole set) -- how much the score depends on which training examples the probe saw. Dev and test subsamples are drawn once
+chosen for the whole set; relatedness likewise) -- how much the score depends on which training examples the probe saw. Dev and test subsamples are drawn once
 (seed 0), so every encoder is scored on the same examples.
 
 Every distinct sentence is encoded once per encoder (:class:`EncoderCache`), in batches of
@@ -282,7 +282,7 @@ class TaskResult:
         extra: further scores, e.g. ``{"f1": ..., "f1 sd": ...}`` for MRPC, ``{"cosine": ...,
             "pearson": ...}`` for the relatedness tasks.
         c_chosen: the ``C`` picked: per outer fold (cross-validated tasks), else once (the
-            bootstrap runs of a classification task reuse it; the relatedness probe chooses per run).
+            bootstrap runs reuse it).
     """
 
     task: str
@@ -433,20 +433,22 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float("nan") if d == 0 else float(x @ y / d)
 
 
-def relatedness_probe(x_tr, y_tr, x_dev, y_dev, x_te, cfg: ProbeConfig) -> tuple[np.ndarray, float]:
+def relatedness_probe(x_tr, y_tr, x_dev, y_dev, x_te, cfg: ProbeConfig,
+                      c: float | None = None) -> tuple[np.ndarray, float]:
     """SentEval's relatedness probe: softmax over integer score bins, trained on soft targets;
-    ``C`` chosen by Pearson's r on dev. Returns (test predictions, chosen C)."""
+    ``C`` chosen by Pearson's r on dev (or the given ``c``). Returns (test predictions, C)."""
     lo, hi = math.floor(y_tr.min()), math.ceil(y_tr.max())
     if hi <= lo:
         raise ValueError("the training scores are all equal; the relatedness probe needs a spread")
     x_tr, x_dev, x_te = _standardize(x_tr, x_dev, x_te, on=cfg.standardize)
     rows, bins, w = _bins_targets(y_tr, lo, hi)
+    grid_cfg = cfg if c is None else ProbeConfig(c_grid=(c,), max_iter=cfg.max_iter)
     best = (-2.0, None, None)
-    for c, model in _c_path(x_tr[rows], bins, cfg, sample_weight=w):
+    for c_try, model in _c_path(x_tr[rows], bins, grid_cfg, sample_weight=w):
         classes = model.classes_.astype(np.float64)
-        r = _pearson(model.predict_proba(x_dev) @ classes, y_dev)
+        r = _pearson(model.predict_proba(x_dev) @ classes, y_dev) if c is None else 0.0
         if r > best[0]:
-            best = (r, c, model.predict_proba(x_te) @ classes)
+            best = (r, c_try, model.predict_proba(x_te) @ classes)
     return best[2], float(best[1])
 
 
@@ -611,17 +613,17 @@ def _relatedness(task: TaskData, cache: EncoderCache, cfg: ProbeConfig) -> TaskR
     train = _subsample(task.splits["train"], cfg.max_train, 0)
     x_all, y_all = _features(task, train, cache, cfg)[2], _labels(task, train)
 
-    def run(idx: np.ndarray | None) -> tuple[float, float, float]:
+    def run(idx: np.ndarray | None, c: float | None) -> tuple[float, float, float]:
         x_tr, y_tr = (x_all, y_all) if idx is None else (x_all[idx], y_all[idx])
-        pred, c = relatedness_probe(x_tr, y_tr, x_dev, y_dev, x_te, cfg)
+        pred, c = relatedness_probe(x_tr, y_tr, x_dev, y_dev, x_te, cfg, c)
         return 100.0 * spearman(pred, y_te), 100.0 * _pearson(pred, y_te), c
 
-    rho, r, c = run(None)
-    boot = [run(_bootstrap(len(train), s)) for s in cfg.seeds]
+    rho, r, c = run(None, None)
+    boot = [run(_bootstrap(len(train), s), c) for s in cfg.seeds]  # at the C chosen above
     extra = {"cosine": 100.0 * spearman(cos, y_te), "cosine pearson": 100.0 * _pearson(cos, y_te),
              "pearson": r}
     return TaskResult(task.name, "spearman", rho, _mean_sd([b[0] for b in boot])[1], [b[0] for b in boot],
-                      len(train), len(test), extra, [c] + [b[2] for b in boot])
+                      len(train), len(test), extra, [c])
 
 
 def evaluate_task(task: TaskData, cache: EncoderCache, config: ProbeConfig) -> TaskResult:

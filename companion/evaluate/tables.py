@@ -7,7 +7,7 @@ harness, :mod:`companion.evaluate.senteval`), ``glue_lite`` (:mod:`companion.eva
 ``tagging`` (:mod:`companion.evaluate.tagging`).
 
 Rows live in ``companion/evaluate/rows/<table>.json`` (or ``$BOOK_TABLES_DIR/<table>.json``),
-written atomically, in chapter order (within a chapter, the order the rows were first added), with sorted keys, so a re-run that
+written atomically, in chapter order (within a chapter, the order the rows were first added), so a re-run that
 measures the same numbers leaves the file unchanged. A row is identified by ``(model, scale)``:
 adding it again replaces it. Rows measured at ``BOOK_SCALE=ci`` are smoke-test numbers: they are
 kept in memory but not written, unless ``save=True`` is asked for.
@@ -163,7 +163,7 @@ class RunningTable:
     def _write(self, rows: dict[tuple[str, str], Row]) -> Path:
         payload = {"table": self.name, "description": TABLES[self.name],
                    "rows": [asdict(r) for r in self._sorted(list(rows.values()))]}
-        text = json.dumps(payload, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        text = json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n"  # scores keep their order
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.name}.", suffix=".tmp")
         try:

@@ -1,5 +1,8 @@
-"""Chapter 7: the Transformer, GPT and BERT, written out to be read (nanoGPT-style).
+"""Chapter 7: attention, the Transformer, subword tokenizers, GPT and BERT, written out to be
+read (nanoGPT-style).
 
+* ``tokenizers`` (subpackage) -- BPE, byte-level BPE, WordPiece, written out; parity with
+  tiktoken and HF on the real GPT-2 and BERT vocabulary files;
 * :mod:`.attention` -- additive, dot-product, scaled and multi-head attention; causal,
   bidirectional, padding and prefix-LM masks (``True`` = may attend), :func:`draw_mask`;
 * :mod:`.blocks` -- the post-LN / pre-LN Transformer block, sinusoidal and learned positions;
@@ -37,6 +40,6 @@ from .bert import (
     pad_batch,
     pair_inputs,
 )
-from .blocks import MLP, Block, SinusoidalPositions, count_parameters
+from .blocks import MLP, Block, SinusoidalPositions, attention_weights, count_parameters
 from .gpt import GPT, GPTConfig, GPTForTask, sample_next, task_batch, task_inputs
-from .pretrain import lm_batches, mlm_batches, pack_lm, pack_mlm, pretrain
+from .pretrain import lm_batches, mlm_batches, nsp_examples, pack_lm, pack_mlm, pretrain

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..device import get_device
 from .attention import padding_mask
 from .blocks import Block, count_parameters, init_weights, position_embedding
 
@@ -89,7 +90,7 @@ class BertEmbeddings(nn.Module):
 class BertEncoder(nn.Module):
     """Embeddings + ``n_layer`` post-LN bidirectional blocks: hidden states ``[B, T, d]``."""
 
-    def __init__(self, config: BertConfig, seed: int | None = 0):
+    def __init__(self, config: BertConfig, seed: int | None = 0, device: str | torch.device | None = None):
         super().__init__()
         self.config = c = config
         self.embeddings = BertEmbeddings(c)
@@ -100,6 +101,8 @@ class BertEncoder(nn.Module):
         if seed is not None:
             torch.manual_seed(seed)
             init_weights(self)
+        if device is not None:
+            self.to(get_device(device))
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -164,14 +167,15 @@ def mask_tokens(ids: torch.Tensor, config: BertConfig, *, attention_mask: torch.
     candidate = ~torch.isin(ids, torch.tensor(config.special_ids, device=dev))
     if attention_mask is not None:
         candidate &= attention_mask.bool()
-    u = torch.rand(ids.shape, generator=generator, device=dev)
+    gdev = generator.device if generator is not None else dev  # draw where the generator lives
+    u = torch.rand(ids.shape, generator=generator, device=gdev).to(dev)
     chosen = candidate & (u < p)
-    r = torch.rand(ids.shape, generator=generator, device=dev)
+    r = torch.rand(ids.shape, generator=generator, device=gdev).to(dev)
     labels = ids.masked_fill(~chosen, -100)
     inputs = ids.masked_fill(chosen & (r < 0.8), config.mask_id)
     # random replacements are ordinary tokens: draw from the vocabulary without the specials
     ordinary = torch.tensor([i for i in range(config.vocab_size) if i not in config.special_ids], device=dev)
-    rand_ids = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator, device=dev)]
+    rand_ids = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator, device=gdev).to(dev)]
     swap = chosen & (r >= 0.8) & (r < 0.9)
     return torch.where(swap, rand_ids, inputs), labels
 
@@ -205,7 +209,7 @@ class BertForPreTraining(nn.Module):
     batch has ``"nsp_labels"``, 1 = b follows a, 0 = random b). Without NSP this is
     Hugging Face's ``BertForMaskedLM``."""
 
-    def __init__(self, config: BertConfig, seed: int | None = 0):
+    def __init__(self, config: BertConfig, seed: int | None = 0, device: str | torch.device | None = None):
         super().__init__()
         self.config = config
         self.encoder = BertEncoder(config, seed=None)
@@ -216,6 +220,8 @@ class BertForPreTraining(nn.Module):
             torch.manual_seed(seed)
             init_weights(self)
             nn.init.zeros_(self.mlm.decoder.bias)
+        if device is not None:
+            self.to(get_device(device))
 
     def num_parameters(self) -> int:
         return count_parameters(self)
@@ -258,6 +264,7 @@ class BertForSequence(nn.Module):
         init_weights(self.head)
         if pooler is None:
             init_weights(self.pooler)
+        self.to(next(encoder.parameters()).device)  # beside the pre-trained encoder
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         h = self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))
@@ -280,6 +287,7 @@ class BertForTokens(nn.Module):
         torch.manual_seed(seed)
         self.head = nn.Linear(encoder.config.d_model, n_labels)
         init_weights(self.head)
+        self.head.to(next(encoder.parameters()).device)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.head(self.drop(self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))))

@@ -124,3 +124,23 @@ def init_weights(module: nn.Module, std: float = 0.02) -> None:
 def count_parameters(module: nn.Module) -> int:
     """Distinct trainable parameters (a tied matrix counts once)."""
     return sum(p.numel() for p in {id(p): p for p in module.parameters() if p.requires_grad}.values())
+
+
+@torch.no_grad()
+def attention_weights(model: nn.Module, *args, **kwargs) -> list[torch.Tensor]:
+    """Run ``model(*args, **kwargs)`` through our explicit attention and return every layer's
+    weights, ``[B, n_head, T, T]`` each (for attention maps: which heads attend where)."""
+    layers = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    if not layers:
+        raise ValueError(f"{type(model).__name__} has no MultiHeadAttention layer")
+    was_training = model.training
+    model.eval()
+    try:
+        for m in layers:
+            m.use_sdpa, m.last_weights = False, None
+        model(*args, **kwargs)
+        return [m.last_weights for m in layers]
+    finally:
+        for m in layers:
+            m.use_sdpa = True
+        model.train(was_training)

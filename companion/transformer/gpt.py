@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..device import get_device
 from .attention import KVCache
 from .blocks import Block, count_parameters, init_weights, position_embedding
 
@@ -78,7 +79,9 @@ class GPTConfig:
 class GPT(nn.Module):
     """The decoder: token + position embeddings, ``n_layer`` causal blocks, a tied LM head."""
 
-    def __init__(self, config: GPTConfig, seed: int | None = 0):
+    def __init__(self, config: GPTConfig, seed: int | None = 0, device: str | torch.device | None = None):
+        """``seed`` seeds the initialisation (``None``: leave the weights to a loader); ``device``
+        places the parameters (``None``: CPU; ``companion.train.fit`` moves the model anyway)."""
         super().__init__()
         self.config = c = config
         self.wte = nn.Embedding(c.vocab_size, c.d_model)
@@ -96,6 +99,8 @@ class GPT(nn.Module):
         init_weights(self)
         if c.tie_weights:
             self.lm_head.weight = self.wte.weight
+        if device is not None:
+            self.to(get_device(device))
 
     @property
     def device(self) -> torch.device:
@@ -165,7 +170,8 @@ class GPT(nn.Module):
         out, all_logits, step_input = ids, [], ids
         for _ in range(max_new_tokens):
             context = step_input if use_cache else out[:, -self.config.block_size:]
-            logits = self(context, cache=cache)[:, -1].float()
+            # only the last position's logits are needed (both paths): the cache is what differs
+            logits = self.lm_head(self.hidden(context, cache)[:, -1]).float()
             all_logits.append(logits)
             nxt = sample_next(logits, temperature, top_k, top_p, generator)
             out = torch.cat([out, nxt], dim=1)
@@ -264,6 +270,7 @@ class GPTForTask(nn.Module):
         torch.manual_seed(seed)
         self.head = nn.Linear(gpt.config.d_model, 1 if task == "multiple_choice" else n_out)
         init_weights(self.head)
+        self.head.to(gpt.device)  # beside the pre-trained model
 
     def _features(self, ids: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.gpt.hidden(ids)

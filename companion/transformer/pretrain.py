@@ -11,7 +11,7 @@
   take on the whole batch (a test checks the gradients). For example, on 4 GPUs::
 
       torchrun --standalone --nproc_per_node=4 -m companion.transformer.pretrain \\
-          --model gpt --data ids.npy --d-model 256 --n-layer 4 --batch-size 64 --steps 2000
+          --model gpt --data ids.npy --d-model 256 --n-layer 4 --batch-size 64 --steps 2000 --out gpt_dir
 
 :func:`distributed_gradients` runs one DDP backward pass in spawned processes (the test's tool).
 """
@@ -29,7 +29,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from ..train import History, TrainConfig, fit, save_checkpoint
+from ..train import History, TrainConfig, fit
 from .bert import BertConfig, BertForPreTraining, mask_tokens
 from .gpt import GPT, GPTConfig
 
@@ -91,6 +91,32 @@ def mlm_batches(rows: torch.Tensor, config: BertConfig, batch_size: int, seed: i
                 out.append({"ids": inputs, "attention_mask": am, "labels": labels})
         return out
     return epoch_batches
+
+
+def nsp_examples(docs: list[list[list[int]]], config: BertConfig, max_len: int | None = None,
+                 seed: int = 0) -> list[tuple[list[int], list[int], int]]:
+    """Next-sentence-prediction pairs from documents given as lists of sentences (token-id lists):
+    for each sentence ``a`` followed by another in its document, ``(a, next, 1)`` half the time
+    and ``(a, random sentence of another document, 0)`` otherwise, both cut (longest first) to fit
+    ``[CLS] a [SEP] b [SEP]`` in ``max_len``. Seeded; frame them with :func:`.bert.pair_inputs`."""
+    import random
+
+    if len(docs) < 2 or not all(isinstance(d, (list, tuple)) and d and isinstance(d[0], (list, tuple)) for d in docs):
+        raise ValueError("docs must be at least two documents, each a non-empty list of sentences (token-id lists)")
+    L = (max_len or config.max_len) - 3
+    rng = random.Random(seed)
+    out = []
+    for i, doc in enumerate(docs):
+        for j in range(len(doc) - 1):
+            a, label = list(doc[j]), 1
+            b = list(doc[j + 1])
+            if rng.random() < 0.5:
+                other = rng.choice([k for k in range(len(docs)) if k != i])
+                b, label = list(rng.choice(docs[other])), 0
+            while len(a) + len(b) > L:  # BERT trims the longer sentence first
+                (a if len(a) >= len(b) else b).pop()
+            out.append((a, b, label))
+    return out
 
 
 def pretrain(model: GPT | BertForPreTraining, docs: list[list[int]], *, batch_size: int = 16,
@@ -182,7 +208,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", help="save the final weights (safetensors) here")
+    ap.add_argument("--out", help="save the final model here, as a Hugging Face directory (save_pretrained)")
     args = ap.parse_args(argv)
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -229,7 +255,9 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"world {world} on {device}: {hist.steps} steps, loss {hist.step_loss[0]:.3f} -> "
               f"{hist.step_loss[-1]:.3f}, {hist.items_per_second * world:,.0f} tokens/s in all", flush=True)
         if args.out:
-            save_checkpoint(model, args.out)
+            from .hf import save_pretrained
+
+            save_pretrained(model, args.out)
     if world > 1:
         dist.destroy_process_group()
     return {"steps": hist.steps, "first_loss": hist.step_loss[0], "last_loss": hist.step_loss[-1]}
