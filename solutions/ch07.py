@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 # --- 07b ---
-import math  # noqa: E402
+import math
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import torch
+import torch.nn.functional as F
 
 
 def per_word_ppl(token_nll: float, n_tokens: int, n_words: int) -> float:

@@ -14,7 +14,11 @@ import torch
 from companion.data.tasks import Example
 from companion.evaluate.glue import GlueSpec, GlueTask
 from companion.transformer import chapter7b as c7
-from companion.transformer.gen_widget import generate_html, generate_texts, gpt_generation_widget
+from companion.transformer.gen_widget import (
+    generate_html,
+    generate_texts,
+    gpt_generation_widget,
+)
 
 TEXT = ["the cat sat on the mat . the dog sat on the log .", "a cat saw a dog . the dog saw the cat ."] * 20
 S = replace(c7.sizes("ci"), vocab_size=300, d_model=16, n_layer=1, n_head=2, block_size=16, batch_size=4,
@@ -153,3 +157,14 @@ def test_minilm_in_our_encoder_with_our_wordpiece_equals_sentence_transformers()
     np.testing.assert_allclose(encode(sentences), ref, atol=1e-5)
     with pytest.raises(ValueError, match="pooling"):
         c7.bert_sentence_encoder(None, None, "max")
+
+
+def test_notebook_helpers(pre):
+    assert c7.step_seconds(50, S, steps=1) > 0
+    df = c7.pretrain_summary(pre, {"GPT": 1.0, "BERT": 2.0})
+    assert list(df.index) == ["GPT", "BERT"] and df.loc["GPT", "tokens seen"] == pre.tokens["GPT"]
+    tasks = {"sst2_glue": _task("sst2_glue"), "rte": _task("rte")}
+    gold = {t: np.array([e.label for e in tasks[t].test]) for t in tasks}
+    res = {"good": [gold], "bad": [{t: 1 - g for t, g in gold.items()}]}
+    claims = c7.claim_table(res, tasks, {"g-b": ("good", "bad"), "b-g": ("bad", "good"), "g-g": ("good", "good")}, 30)
+    assert list(claims["verdict"]) == ["holds", "reversed", "not significant"]

@@ -33,10 +33,18 @@ import torch.nn.functional as F
 from matplotlib.patches import FancyBboxPatch
 
 from ..evaluate.glue import DISPLAY, GlueTask, main_score, task_metrics
-from ..scale import get_scale, pick
+from ..scale import pick
 from ..train import History, TrainConfig, fit
-from .bert import BertConfig, BertEncoder, BertForPreTraining, BertForSequence, mask_tokens, mean_pool, pad_batch, \
-    pair_inputs
+from .bert import (
+    BertConfig,
+    BertEncoder,
+    BertForPreTraining,
+    BertForSequence,
+    mask_tokens,
+    mean_pool,
+    pad_batch,
+    pair_inputs,
+)
 from .gpt import GPT, GPTConfig, GPTForTask, task_batch
 from .pretrain import pack_lm, pretrain
 from .tokenizers import ByteLevelBPE
@@ -76,7 +84,7 @@ def sizes(scale: str | None = None) -> Sizes:
     one GPU: a wider, deeper model, more steps, the whole Brown test split, three seeds."""
     return pick(
         ci=Sizes(512, 200_000, 400_000, 64, 2, 4, 32, 16, 40, 1e-3, 1, 1e-3, 32, None, (0,), 3_000, 200),
-        laptop=Sizes(4096, 2_000_000, 2_000_000, 128, 2, 4, 64, 32, 200, 1e-3, 1, 5e-4, 32, 1000, (0,), None,
+        laptop=Sizes(4096, 2_000_000, 2_000_000, 128, 2, 4, 64, 32, 150, 1e-3, 1, 5e-4, 32, 1000, (0,), None,
                      1000),
         gpu=Sizes(8192, 20_000_000, 200_000_000, 512, 8, 8, 128, 64, 20_000, 5e-4, 3, 1e-4, 32, None,
                   (0, 1, 2), None, 2000),
@@ -496,3 +504,45 @@ def minilm_encoder(max_len: int = 256, batch_size: int = 64) -> tuple[Callable[[
         return torch.cat(out).numpy()
 
     return encode, sum(p.numel() for p in encoder.parameters())
+
+
+# ------------------------------------------------------------------------------ notebook helpers
+
+
+def step_seconds(vocab: int, s: Sizes, steps: int = 3) -> float:
+    """CPU seconds of one GPT training step at ``s``'s sizes with a vocabulary of ``vocab``."""
+    m = GPT(GPTConfig(vocab_size=vocab, block_size=s.block_size, n_layer=s.n_layer, n_head=s.n_head,
+                      d_model=s.d_model))
+    opt = torch.optim.AdamW(m.parameters())
+    x = torch.randint(0, min(256, vocab), (s.batch_size, s.block_size + 1))
+    t0 = time.process_time()
+    for _ in range(steps):
+        opt.zero_grad()
+        m.loss(x).backward()
+        opt.step()
+    return (time.process_time() - t0) / steps
+
+
+def pretrain_summary(pre: Pretrained, held: dict[str, float]) -> pd.DataFrame:
+    """Parameters, tokens seen, wall and CPU seconds and held-out loss of both models."""
+    return pd.DataFrame({
+        "parameters": {k: m.num_parameters() for k, m in (("GPT", pre.gpt), ("BERT", pre.bert))},
+        "tokens seen": pre.tokens, "wall s": pre.seconds, "CPU s": pre.cpu_seconds, "held-out loss": held,
+    }).round(2)
+
+
+def claim_table(results: dict[str, list[dict[str, np.ndarray]]], tasks: dict[str, GlueTask],
+                pairs: dict[str, tuple[str, str]], n_boot: int) -> pd.DataFrame:
+    """For each ``label -> (a, b)``: the difference of GLUE-lite averages ``a - b`` (mean over
+    seeds), its paired-bootstrap 95 % interval, and the verdict the interval supports."""
+    rows = {}
+    for label, (a, b) in pairs.items():
+        d = paired_bootstrap(results[a], results[b], tasks, n_boot=n_boot)
+        diff = np.mean([glue_scores(p, tasks)["avg"] for p in results[a]]) - np.mean(
+            [glue_scores(p, tasks)["avg"] for p in results[b]])
+        lo, hi = np.percentile(d, [2.5, 97.5])
+        rows[label] = {"difference": diff, "95% low": lo, "95% high": hi}
+    claims = pd.DataFrame(rows).T.round(2)
+    claims["verdict"] = np.where(claims["95% low"] > 0, "holds",
+                                 np.where(claims["95% high"] < 0, "reversed", "not significant"))
+    return claims
