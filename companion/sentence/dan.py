@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from ..train import TrainConfig
+from ..word2vec._loop import check_positive_ints
 from ._text import PAD
 from .infersent import NLIResult, train_nli
 
@@ -52,10 +53,7 @@ class DANConfig:
     device: str | None = None
 
     def validate(self) -> None:
-        for name in ("emb_dim", "hidden", "layers", "out_dim", "mlp", "batch_size", "max_len", "epochs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("emb_dim", "hidden", "layers", "out_dim", "mlp", "batch_size", "max_len", "epochs"))
         if not isinstance(self.buckets, int) or self.buckets < 0:
             raise ValueError(f"buckets must be an int >= 0 (0: no bigrams), got {self.buckets!r}")
         if not (0 <= self.word_dropout < 1):

@@ -45,7 +45,7 @@ from ..data.text import tokenize
 from ..device import get_device
 from ..neural_lm.tree import huffman_tree
 from ..train import History
-from ..word2vec._loop import train_epochs
+from ..word2vec._loop import check_positive_ints, train_epochs
 from ..word2vec.corpus import Word2VecVocab, build_vocab, encode_corpus
 from ..word2vec.heads import (
     HierarchicalSoftmax,
@@ -111,10 +111,7 @@ class Doc2VecConfig:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.output not in ("neg", "hs"):
             raise ValueError(f"output must be 'neg' or 'hs', got {self.output!r}")
-        for name in ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("dim", "window", "negative", "min_count", "epochs", "batch_size", "block"))
         if self.infer_epochs is not None and (not isinstance(self.infer_epochs, int) or self.infer_epochs < 1):
             raise ValueError(f"infer_epochs must be a positive int or None, got {self.infer_epochs!r}")
         for name in ("lr", "min_lr") + (("infer_lr",) if self.infer_lr is not None else ()):

@@ -25,6 +25,7 @@ from torch import nn
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig, fit
+from ..word2vec._loop import check_positive_ints
 from ._text import OrderedSentences, sentence_vocab
 
 __all__ = ["FastSent", "FastSentConfig", "FastSentResult", "train_fastsent"]
@@ -46,10 +47,7 @@ class FastSentConfig:
     device: str | None = None
 
     def validate(self) -> None:
-        for name in ("dim", "batch_size", "min_count", "epochs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("dim", "batch_size", "min_count", "epochs"))
 
 
 def _bags(rows: list[list[int]], device=None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -32,6 +32,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig, fit
+from ..word2vec._loop import check_positive_ints
 from ._text import PAD, pad_batch, sentence_vocab
 
 __all__ = [
@@ -71,10 +72,7 @@ class InferSentConfig:
     def validate(self) -> None:
         if self.pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
-        for name in ("emb_dim", "hidden", "mlp", "batch_size", "max_len", "min_count", "epochs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("emb_dim", "hidden", "mlp", "batch_size", "max_len", "min_count", "epochs"))
         if not isinstance(self.n_classes, int) or self.n_classes < 2:
             raise ValueError(f"n_classes must be an int >= 2, got {self.n_classes!r}")
 

@@ -32,6 +32,7 @@ from torch import nn
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig, fit
+from ..word2vec._loop import check_positive_ints
 from ._text import PAD, GRUEncoder, OrderedSentences, pad_batch, sentence_vocab
 
 __all__ = ["QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "context_targets", "train_quickthoughts"]
@@ -64,10 +65,7 @@ class QuickThoughtsConfig:
     device: str | None = None
 
     def validate(self) -> None:
-        for name in ("emb_dim", "hidden", "context", "max_len", "min_count", "epochs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("emb_dim", "hidden", "context", "max_len", "min_count", "epochs"))
         if not isinstance(self.batch_size, int) or self.batch_size < 2 * self.context + 1:
             raise ValueError(f"batch_size must be an int >= 2 * context + 1 = {2 * self.context + 1}, got {self.batch_size!r}")
 

@@ -28,6 +28,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig, fit
+from ..word2vec._loop import check_positive_ints
 from ._text import BOS, EOS, PAD, pad_batch, sentence_vocab
 
 __all__ = ["SDAE", "SDAEConfig", "SDAEResult", "add_noise", "train_sdae"]
@@ -69,10 +70,7 @@ class SDAEConfig:
     device: str | None = None
 
     def validate(self) -> None:
-        for name in ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs"))
         _check_p("p0", self.p0)
         _check_p("px", self.px)
 

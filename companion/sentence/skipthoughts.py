@@ -36,6 +36,7 @@ from torch import nn
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig, fit
+from ..word2vec._loop import check_positive_ints
 from ._text import (
     BOS,
     EOS,
@@ -74,10 +75,7 @@ class SkipThoughtsConfig:
     device: str | None = None
 
     def validate(self) -> None:
-        for name in ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        check_positive_ints(self, ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs"))
 
 
 class SkipThoughts(nn.Module):
