@@ -343,3 +343,69 @@ register(Exercise(
         full softmax. That is why a step costs O(k d), not O(|V| d).
     """,
 ))
+
+# --------------------------------------------------------------------------- extend
+
+
+def noise_share(counts: list[int], power: float, top: int) -> float:
+    """Return the share of noise draws that fall on the `top` most frequent words when noise
+    words are drawn with probability proportional to count ** power."""
+    # Your code here: weight each count by count ** power, normalise, sum the `top` largest.
+    raise NotImplementedError("write noise_share")
+
+
+def _noise_share_checker(counts: list[int], top: int, power: float):
+    def check(share):
+        try:
+            share = float(share)
+        except (TypeError, ValueError):
+            return False, "return one number, the share of noise draws"
+        if not 0.0 <= share <= 1.0 + 1e-9:
+            return False, f"a share lies between 0 and 1, got {share}"
+        uniform = top / len(counts)
+        if power == 0.0 and abs(share - uniform) > 1e-6:
+            return False, f"power 0 draws every word alike: the share should be {uniform:.4f}"
+        if power == 1.0:
+            unigram = sum(sorted(counts, reverse=True)[:top]) / sum(counts)
+            if abs(share - unigram) > 1e-6:
+                return False, f"power 1 is the unigram distribution: the share should be {unigram:.4f}"
+        return True
+
+    return check
+
+
+def _noise_share_cases() -> list[Case]:
+    zipf = [int(100_000 / r) for r in range(1, 2001)]  # a Zipf-like vocabulary of 2,000 words
+    return [
+        Case(args=(zipf, p, 20), checker=_noise_share_checker(zipf, 20, p), label=f"power {p}")
+        for p in (0.0, 0.5, 0.75, 1.0)
+    ]
+
+
+register(Exercise(
+    id="ch03.noise_share",
+    title="How much does the 3/4 power flatten the noise?",
+    kind="extend",
+    prompt="""
+        word2vec draws negative samples from counts ** 0.75 (section 8), not from the counts
+        themselves. Measure what that exponent does, then what it buys.
+
+        1. Write `noise_share(counts, power, top)`: the share of noise draws that land on the
+           `top` most frequent words (check() runs loose sanity checks: power 0 is uniform,
+           power 1 the unigram distribution).
+        2. On the chapter's corpus counts, plot the share of the 20 most frequent words
+           against power from 0 to 1. How much of the noise do they take at 1, at 0.75?
+        3. Train skip-gram with NEG at power 0, 0.75 and 1 (through
+           `NegativeSampling(..., power=...)` or a small change to `make_model`) with two
+           seeds each and compare the analogy and WordSim columns with their bootstrap
+           intervals. Is the paper's choice better than the unigram at this scale, or
+           inside the noise?
+    """,
+    cases=_noise_share_cases,
+    stub=noise_share,
+    hint=(
+        "Raise every count to the power, divide by the sum, and add up the largest `top` values.",
+        "sorted(weights, reverse=True)[:top] gives the largest weights; power 0 gives each word "
+        "weight 1.",
+    ),
+))
