@@ -59,6 +59,9 @@ def test_tokens_per_word(bpe, gpt2, bert):
     assert row.loc[("zh", "GPT-2"), "tokens"] > 12  # ... byte-level BPE needs more for Chinese
     assert row.loc[("zh", "BPE"), "unk_share"] == 1.0  # trained on English letters only
     assert row.loc[("zh", "GPT-2"), "unk_share"] == 0.0
+    # Chinese has no spaces between words: tokens per whitespace "word" would mean nothing
+    assert row.loc[("zh", "BERT"), "tokens_per_word"] != row.loc[("zh", "BERT"), "tokens_per_word"]
+    assert row.loc[("zh", "BERT"), "tokens_per_char"] == 1.0
     with pytest.raises(ValueError, match="is empty"):
         tokens_per_word({"blank": "  "}, {"GPT-2": gpt2})
     with pytest.raises(ValueError, match="non-empty mapping"):

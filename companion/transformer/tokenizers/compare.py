@@ -3,10 +3,12 @@ and how many tokens each spends per word (English) or per character (Chinese).""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from .basic import is_cjk
 from .bpe import BPE
 from .byte_bpe import ByteLevelBPE
 from .wordpiece import WordPiece
@@ -70,9 +72,11 @@ def compare_splits(words: Sequence[str], tokenizers: Mapping[str, Tokenizer], *,
 def tokens_per_word(texts: Mapping[str, str], tokenizers: Mapping[str, Tokenizer]) -> pd.DataFrame:
     """Tokens spent on each text by each tokenizer.
 
-    Columns: ``tokens``; ``words`` (whitespace-separated; a Chinese text without spaces has few);
-    ``chars`` (non-space characters); ``tokens_per_word``, ``tokens_per_char``; ``unk_share`` (the
-    share of tokens that are ``<unk>``/``[UNK]``, 0 for byte-level BPE, which has no unknowns).
+    Columns: ``tokens``; ``words`` (whitespace-separated); ``chars`` (non-space characters);
+    ``tokens_per_word`` (NaN for a text written without spaces between words -- mostly CJK
+    ideographs, as Chinese is -- where whitespace "words" are whole clauses and the ratio means
+    nothing: compare ``tokens_per_char`` there); ``tokens_per_char``; ``unk_share`` (the share of
+    tokens that are ``<unk>``/``[UNK]``, 0 for byte-level BPE, which has no unknowns).
     """
     _check(tokenizers)
     if not isinstance(texts, Mapping) or not texts:
@@ -83,9 +87,11 @@ def tokens_per_word(texts: Mapping[str, str], tokenizers: Mapping[str, Tokenizer
         chars = sum(1 for c in text if not c.isspace())
         if not words:
             raise ValueError(f"text {tname!r} is empty")
+        unspaced = sum(1 for c in text if is_cjk(c)) > chars / 2
         for name, tok in tokenizers.items():
             n, unk = _count(tok, text)
             rows.append({"text": tname, "tokenizer": name, "tokens": n, "words": words, "chars": chars,
-                         "tokens_per_word": n / words, "tokens_per_char": n / chars,
+                         "tokens_per_word": math.nan if unspaced else n / words,
+                         "tokens_per_char": n / chars,
                          "unk_share": unk / n if n else 0.0})
     return pd.DataFrame(rows)
