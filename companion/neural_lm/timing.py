@@ -114,6 +114,13 @@ def softmax_speed_table(
     if not vocab_sizes or any(v < 2 for v in vocab_sizes):
         raise ValueError(f"vocab_sizes must be a non-empty tuple of sizes >= 2, got {vocab_sizes}")
     rows = []
+    # One throw-away measurement first: the process's first timed model (thread pools, allocator,
+    # first-call dispatch) ran 2x slow on a quiet machine and made the smallest |V| look slow.
+    warm = zipf_stream(vocab_sizes[0], 4 * batch_size * n, seed=seed).unfold(0, n, 1)
+    warm_model = NNLM(NNLMConfig(vocab_size=vocab_sizes[0], n=n, dim=dim, hidden=hidden, direct=False,
+                                 output="full", sparse=optimizer == "sgd"), seed=seed)
+    training_throughput(warm_model, warm[:, :-1].contiguous(), warm[:, -1].contiguous(),
+                        batch_size=batch_size, steps=2, device=device, optimizer=optimizer)
     for V in vocab_sizes:
         ids = zipf_stream(V, n_tokens, seed=seed)
         counts = torch.bincount(ids, minlength=V) + 1  # +1: words the sample missed still get a leaf
