@@ -55,7 +55,7 @@ from .core import (
     unregister,
 )
 
-_CHAPTER_MODULE = re.compile(r"^ch\d\d$")
+_CHAPTER_MODULE = re.compile(r"^ch\d\d[a-z]?$")  # ch06.py, ch06b.py: a split chapter may have two
 _discovered = False
 
 
