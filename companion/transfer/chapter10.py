@@ -1,0 +1,243 @@
+"""Chapter 10's experiments, so that the notebooks' cells stay short.
+
+* :class:`Sizes` / :func:`sizes` -- every size of both notebooks per ``BOOK_SCALE``;
+* :func:`minilm` -- all-MiniLM-L6-v2 in our encoder (optionally its bottom layers only) and its
+  WordPiece ``tokenize``;
+* :func:`transfer_runs` / :func:`transfer_frame` -- the transfer table: every method on one
+  task, seeds, trainable parameters, storage per task, time;
+* :func:`claim_close` -- "within ``margin`` points of full fine-tuning", with the spread;
+* :func:`curve_runs` / :func:`data_advantage` -- Le Scao & Rush's data-points curve and the
+  horizontal distance between two curves;
+* :func:`draw_peft` -- where each method puts its parameters in a Transformer block.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.patches import FancyBboxPatch
+
+from ..scale import pick
+from .finetune import FTConfig, RunResult, run_classifier, run_features
+from .peft import count
+
+# learning rates per method: a few hundred steps would want less; ours are a few dozen
+LR = {"full": 1e-4, "features": 1e-2, "bitfit": 1e-3, "adapters": 1e-3, "lora": 1e-3, "prefix": 3e-3,
+      "prompt": 3e-2, "ptuning": 3e-3}
+NAMES = {"features": "feature extraction (frozen)", "full": "full fine-tuning", "bitfit": "BitFit",
+         "adapters": "adapters (m=16)", "lora": "LoRA (r=4, q & v)", "prefix": "prefix tuning (8)",
+         "prompt": "prompt tuning (8)", "ptuning": "P-tuning (8, LSTM)"}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Everything that changes with ``BOOK_SCALE``."""
+
+    n_layer: int | None          # MiniLM layers kept (None: all 6)
+    max_len: int                 # tokens per input
+    n_train: int                 # labelled SST-2 examples for the transfer table
+    n_test: int                  # test examples scored
+    epochs: int
+    batch_size: int
+    seeds: tuple[int, ...]
+    curve_ns: tuple[int, ...]    # labelled examples along the data-points curve
+    curve_steps: int             # optimizer steps per point of the curve (fixed, as in LM-BFF)
+    n_unlabelled: int            # PET's unlabelled set
+    n_icl: int                   # queries scored in context
+
+
+def sizes(scale: str | None = None) -> Sizes:
+    """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is written but unrun."""
+    return pick(
+        ci=Sizes(1, 32, 32, 64, 1, 16, (0,), (8, 32), 2, 32, 24),
+        laptop=Sizes(None, 40, 192, 400, 3, 16, (0, 1), (16, 64, 256), 16, 256, 200),
+        gpu=Sizes(None, 64, 2000, 872, 3, 32, (0, 1, 2), (16, 32, 64, 128, 256, 512, 1024), 200, 2000, 872),
+        scale=scale)
+
+
+def minilm(n_layer: int | None = None):
+    """``(encoder, tokenize)``: all-MiniLM-L6-v2 in our :class:`BertEncoder` (its bottom
+    ``n_layer`` blocks when given) and its WordPiece tokenizer."""
+    from ..transformer.hf import load_minilm, minilm_dir
+    from ..transformer.tokenizers import WordPiece
+
+    enc = load_minilm()
+    if n_layer is not None:
+        enc.blocks = enc.blocks[:n_layer]
+        enc.config = dataclasses.replace(enc.config, n_layer=n_layer)
+    wp = WordPiece.from_file(minilm_dir() / "vocab.txt")
+    return enc, wp.ids
+
+
+def ft_config(method: str, s: Sizes, seed: int, **kw) -> FTConfig:
+    return FTConfig(epochs=s.epochs, lr=LR[method], batch_size=s.batch_size, warmup=0.1, max_len=s.max_len,
+                    seed=seed, **kw)
+
+
+def transfer_runs(encoder, tokenize, train, test, s: Sizes, methods: Sequence[str]) -> dict[str, list[RunResult]]:
+    """Every method on ``train``/``test`` (a 2-class task), once per seed."""
+    out: dict[str, list[RunResult]] = {}
+    for m in methods:
+        out[m] = []
+        for seed in s.seeds:
+            cfg = ft_config(m, s, seed)
+            if m == "features":
+                out[m].append(run_features(encoder, tokenize, train, test, 2, cfg, epochs=20))
+            else:
+                out[m].append(run_classifier(encoder, tokenize, train, test, 2, cfg, method=m))
+    return out
+
+
+def transfer_frame(runs: dict[str, list[RunResult]], pretrained_params: int) -> pd.DataFrame:
+    """The transfer table: accuracy (mean, sd over seeds), trainable parameters (the head
+    included), their share of the pre-trained model, megabytes per task (fp32) and seconds."""
+    rows = {}
+    for m, rs in runs.items():
+        acc = [r.score for r in rs]
+        n = rs[0].trainable
+        rows[NAMES.get(m, m)] = {
+            "accuracy": round(float(np.mean(acc)), 1),
+            "sd": round(float(np.std(acc, ddof=1)), 1) if len(acc) > 1 else float("nan"),
+            "trainable": n, "% of model": round(100 * n / pretrained_params, 3),
+            "MB per task": round(4 * n / 1e6, 3), "s per run": round(float(np.mean([r.seconds for r in rs])), 1)}
+    return pd.DataFrame(rows).T
+
+
+def claim_close(runs: dict[str, list[RunResult]], method: str, margin: float = 2.0, ref: str = "full") -> dict:
+    """Is ``method`` within ``margin`` accuracy points of ``ref``? The gap (mean over seeds), its
+    spread (the sd of the per-seed gaps, seeds paired) and the verdict the spread supports."""
+    a = np.array([r.score for r in runs[method]])
+    b = np.array([r.score for r in runs[ref]])
+    gap = a - b
+    sd = float(np.std(gap, ddof=1)) if len(gap) > 1 else float("nan")
+    lo = float(gap.mean() - 2 * sd) if len(gap) > 1 else float(gap.mean())
+    verdict = "holds" if lo > -margin else ("fails" if gap.mean() + (2 * sd if len(gap) > 1 else 0) < -margin
+                                            else "inside the noise")
+    return {"gap": float(gap.mean()), "sd": sd, "verdict": verdict}
+
+
+# ------------------------------------------------------------------------ data-points curve
+
+
+def _interp_log_n(ns: np.ndarray, acc: np.ndarray, level: float) -> float:
+    """The (log-interpolated) number of examples at which a curve first reaches ``level``."""
+    acc = np.maximum.accumulate(acc)  # a curve that dips is read at its best so far
+    if level <= acc[0]:
+        return float(ns[0])
+    i = int(np.searchsorted(acc, level))
+    if i >= len(acc):
+        return float("nan")
+    a0, a1 = acc[i - 1], acc[i]
+    t = (level - a0) / (a1 - a0) if a1 > a0 else 0.0
+    return float(np.exp(np.log(ns[i - 1]) + t * (np.log(ns[i]) - np.log(ns[i - 1]))))
+
+
+def data_advantage(ns: Sequence[int], head: Sequence[float], prompt: Sequence[float], n_levels: int = 50) -> float:
+    """Le Scao & Rush's "how many data points is a prompt worth": the mean, over the accuracy
+    levels both curves reach, of ``n_head(level) - n_prompt(level)`` -- the horizontal distance
+    between the curves (positive: the prompt saves examples). NaN if the curves share no
+    accuracy range."""
+    ns, h, p = np.asarray(ns, float), np.asarray(head, float), np.asarray(prompt, float)
+    lo = max(np.maximum.accumulate(h)[0], np.maximum.accumulate(p)[0])
+    hi = min(h.max(), p.max())
+    if not hi > lo:
+        return float("nan")
+    levels = np.linspace(lo, hi, n_levels)
+    d = [_interp_log_n(ns, h, a) - _interp_log_n(ns, p, a) for a in levels]
+    return float(np.nanmean(d))
+
+
+def curve_runs(encoder, tokenize, cloze, pvp, pool, test, s: Sizes) -> pd.DataFrame:
+    """Head-based vs prompt-based fine-tuning of ``encoder`` for each size in ``s.curve_ns``
+    and seed: ``n`` balanced examples drawn from ``pool`` (seeded), ``s.curve_steps`` steps."""
+    from .pet import run_prompt_classifier
+
+    rows = []
+    for n in s.curve_ns:
+        for seed in s.seeds:
+            train = balanced_sample(pool, n, seed)
+            epochs = max(1, math.ceil(s.curve_steps * min(s.batch_size, n) / n))
+            cfg = FTConfig(epochs=epochs, lr=LR["full"], batch_size=min(s.batch_size, n), warmup=0.1,
+                           max_len=s.max_len, seed=seed)
+            head = run_classifier(encoder, tokenize, train, test, 2, cfg, method="full")
+            prompt, _ = run_prompt_classifier(cloze, pvp, train, test, cfg)
+            rows += [{"n": n, "seed": seed, "method": "head", "accuracy": head.score},
+                     {"n": n, "seed": seed, "method": "prompt", "accuracy": prompt.score}]
+    return pd.DataFrame(rows)
+
+
+def balanced_sample(pool, n: int, seed: int) -> list:
+    """``n`` examples of ``pool``, as many of each label as possible (seeded)."""
+    rng = np.random.default_rng(seed)
+    labels = sorted({int(e.label) for e in pool})
+    per = {c: rng.permutation([i for i, e in enumerate(pool) if int(e.label) == c]).tolist() for c in labels}
+    idx = [per[labels[k % len(labels)]][k // len(labels)] for k in range(n)]
+    return [pool[i] for i in rng.permutation(idx)]
+
+
+def draw_curve(df: pd.DataFrame, ax=None):
+    """Accuracy against labelled examples (log scale), mean and each seed, per method."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.6))
+    for m, color in (("head", "#4c72b0"), ("prompt", "#dd8452")):
+        d = df[df.method == m]
+        mean = d.groupby("n").accuracy.mean()
+        ax.plot(mean.index, mean.values, "-o", color=color, label=f"{m}-based fine-tuning")
+        ax.scatter(d.n, d.accuracy, color=color, alpha=0.35, s=12)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="labelled training examples", ylabel="test accuracy (%)")
+    ax.axhline(50, color="0.6", ls=":", lw=1)
+    ax.legend()
+    return ax
+
+
+# ------------------------------------------------------------------------------- the figure
+
+
+def _box(ax, x, y, w, h, text, fc, fontsize=8, ec="0.3"):
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02", fc=fc, ec=ec))
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize)
+
+
+def draw_peft(ax=None):
+    """A post-LN Transformer block (BERT's) bottom to top, with each method's new or trained
+    parameters in colour beside the part they touch. Returns the axes."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 6))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    ax.axis("off")
+    frozen = "#e8e8e8"
+    parts = [(0.8, "input embeddings (token + position + segment)"), (2.4, "multi-head attention: W_q W_k W_v, W_o"),
+             (4.0, "add & layer norm"), (5.6, "feed-forward: W_1, GELU, W_2"), (7.2, "add & layer norm"),
+             (8.6, "task head (always trained)")]
+    for y, text in parts:
+        _box(ax, 4.0, y, 4.4, 0.8, text, "#d9f0d3" if text.startswith("task") else frozen)
+    for y1, y2 in ((1.2, 2.0), (2.8, 3.05), (3.35, 3.6), (4.4, 5.2), (6.0, 6.25), (6.55, 6.8), (7.6, 8.2)):
+        ax.annotate("", (4.0, y2), (4.0, y1), arrowprops={"arrowstyle": "->", "color": "0.4"})
+    for y in (3.2, 6.4):  # the adapters sit between a sub-layer and its residual add
+        _box(ax, 4.0, y, 1.0, 0.32, "adapter", "#fff2b3", fontsize=7)
+    notes = [(0.8, 0.8, "prompt tuning / P-tuning:\nn learned vectors after [CLS]", "#fde2c8"),
+             (1.7, 2.3, "prefix tuning: n learned\nkeys and values per layer", "#f9d5e5"),
+             (2.7, 2.6, "LoRA: W_q + BA, W_v + BA\n(rank r, merged after training)", "#dbe9f6"),
+             (3.7, 3.2, "adapter after attention\n(bottleneck m, starts as identity)", "#fff2b3"),
+             (6.3, 6.4, "adapter after the FFN", "#fff2b3"),
+             (7.5, 7.1, "BitFit: every bias term\n(q/k/v, W_o, FFN, layer norms)", "#e5d4ef")]
+    for y, target, text, fc in notes:
+        _box(ax, 8.3, y, 3.2, 0.8, text, fc, fontsize=7.5)
+        x_to = 4.5 if target in (3.2, 6.4) else 6.25
+        ax.annotate("", (x_to, target), (6.7, y), arrowprops={"arrowstyle": "->", "color": "0.5"})
+    ax.text(4.0, 9.6, "one Transformer block (x L) — grey: frozen; coloured: what each method trains",
+            ha="center", fontsize=9)
+    ax.text(0.2, 5.0, "full fine-tuning:\nevery parameter", fontsize=8, color="0.3")
+    return ax
+
+
+def trainable_count(model) -> int:
+    return count(model, trainable=True)
