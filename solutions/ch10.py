@@ -1,0 +1,46 @@
+"""Reference solutions for chapter 10 (try the exercises first!)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def lora_params(d_model: int, n_layer: int, r: int) -> int:
+    """Each adapted d x d matrix gets B [d, r] and A [r, d]: 2 r d parameters; two matrices
+    (W_q, W_v) per block: 4 r d per block. BERT-base with r = 8: 12 x 4 x 8 x 768 = 294,912,
+    0.27 % of its 110 M parameters."""
+    return n_layer * 2 * (2 * r * d_model)
+
+
+def adapter_forward(h, w_down, b_down, w_up, b_up):
+    """The skip connection was missing: with a zero up-projection the adapter must return h."""
+    z = torch.nn.functional.gelu(h @ w_down.t() + b_down)
+    return h + z @ w_up.t() + b_up
+
+
+def verbalize(logits: torch.Tensor, label_ids: list[list[int]]) -> torch.Tensor:
+    """Renormalising makes the labels a distribution; what is lost is how much probability
+    the model put on the label words at all (a blank it would rather fill with 'the')."""
+    p = logits.softmax(-1)
+    raw = torch.stack([p[:, list(ids)].sum(-1) for ids in label_ids], -1)
+    return raw / raw.sum(-1, keepdim=True)
+
+
+def calibrate_probs(probs: np.ndarray, p_cf: np.ndarray) -> np.ndarray:
+    """The content-free input becomes uniform: p_cf / p_cf = 1 for every label."""
+    q = np.asarray(probs, dtype=float) / np.asarray(p_cf, dtype=float)
+    return q / q.sum(-1, keepdims=True)
+
+
+def hotflip_candidates(grad: torch.Tensor, embeddings: torch.Tensor, k: int) -> list[int]:
+    """Step 1. Steps 2-3 (worked answer, sketched): put the trigger ids into the pattern as
+    ordinary tokens, register `encoder.embeddings.tok.register_forward_hook` to keep the
+    output and call `.retain_grad()` on it, back-propagate the PromptClassifier's loss, read
+    the rows of the trigger positions, average them over the batch, and call this function;
+    then score each candidate by the loss on the batch and keep the best. On MiniLM with its
+    tied head the search finds sub-word pieces and punctuation that no person would write, and
+    its zero-shot accuracy stays near chance, like the hand-written pattern's: the search can
+    only exploit what the model's blank already knows, and MiniLM's contrastive training left
+    little masked-LM knowledge to exploit."""
+    return torch.topk(-(embeddings @ grad), k).indices.tolist()
