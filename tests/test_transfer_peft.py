@@ -165,3 +165,14 @@ def test_param_report_and_errors():
         peft.apply_method(base, "dora")
     with pytest.raises(ValueError, match="no Transformer Block"):
         peft.add_adapters(torch.nn.Linear(3, 3))
+
+
+def test_stored_params_keep_only_what_inference_needs():
+    base = _encoder()
+    pt = peft.apply_method(base, "ptuning", n_prompt=4)
+    assert peft.count(pt, trainable=True) > 4 * 16
+    assert peft.stored_params(pt) == 4 * 16
+    pre = peft.apply_method(base, "prefix", n_prefix=3, hidden=8)
+    assert peft.stored_params(pre) == 2 * 2 * 3 * 16  # layers x (k, v) x prefix x d
+    lora = peft.apply_method(base, "lora", r=2)
+    assert peft.stored_params(lora) == peft.count(lora, trainable=True)

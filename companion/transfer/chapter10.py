@@ -96,16 +96,19 @@ def transfer_runs(encoder, tokenize, train, test, s: Sizes, methods: Sequence[st
 
 def transfer_frame(runs: dict[str, list[RunResult]], pretrained_params: int) -> pd.DataFrame:
     """The transfer table: accuracy (mean, sd over seeds), trainable parameters (the head
-    included), their share of the pre-trained model, megabytes per task (fp32) and seconds."""
+    included), their share of the pre-trained model, megabytes to keep per task (fp32; a
+    prompt encoder or prefix MLP counts as the vectors it makes, :func:`.peft.stored_params`)
+    and seconds per run."""
     rows = {}
     for m, rs in runs.items():
         acc = [r.score for r in rs]
         n = rs[0].trainable
+        kept = rs[0].stored if rs[0].stored is not None else n
         rows[NAMES.get(m, m)] = {
             "accuracy": round(float(np.mean(acc)), 1),
             "sd": round(float(np.std(acc, ddof=1)), 1) if len(acc) > 1 else float("nan"),
             "trainable": n, "% of model": round(100 * n / pretrained_params, 3),
-            "MB per task": round(4 * n / 1e6, 3), "s per run": round(float(np.mean([r.seconds for r in rs])), 1)}
+            "MB per task": round(4 * kept / 1e6, 3), "s per run": round(float(np.mean([r.seconds for r in rs])), 1)}
     return pd.DataFrame(rows).T
 
 

@@ -215,6 +215,7 @@ class RunResult:
     trainable: int
     seconds: float
     losses: list[float]
+    stored: int | None = None  # parameters kept per task (None: the trainable ones)
 
 
 def _score(gold: np.ndarray, out: np.ndarray, regression: bool) -> tuple[np.ndarray, float]:
@@ -232,11 +233,13 @@ def run_classifier(encoder: nn.Module, tokenize: Tokenize, train_set: Sequence[E
                    **method_kw) -> RunResult:
     """Adapt a copy of ``encoder`` by ``method`` (:data:`.peft.METHODS`), put a pooled linear
     head on it, train on ``train_set`` and score on ``test_set``."""
-    from .peft import apply_method, count
+    from .peft import apply_method, count, stored_params
 
     cfg = encoder.config
     enc_model = apply_method(encoder, method, seed=config.seed, **method_kw)
     model = BertForSequence(enc_model, n_out, pooling=pooling, seed=config.seed)
+    if pooling == "mean":  # the tanh pooler is unused: neither trained nor stored
+        model.pooler.requires_grad_(False)
     regression = n_out == 1
     labels = [float(e.label) if regression else int(e.label) for e in train_set]
     tr = encode(tokenize, train_set, config.max_len)
@@ -244,7 +247,8 @@ def run_classifier(encoder: nn.Module, tokenize: Tokenize, train_set: Sequence[E
     out = predict(model, cfg, encode(tokenize, test_set, config.max_len))
     gold = np.array([float(e.label) for e in test_set])
     preds, score = _score(gold, out, regression)
-    return RunResult(method, preds, score, count(model, trainable=True), res.seconds, res.losses)
+    return RunResult(method, preds, score, count(model, trainable=True), res.seconds, res.losses,
+                     stored_params(model))
 
 
 # ----------------------------------------------------------------------- feature extraction

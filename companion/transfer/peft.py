@@ -397,6 +397,19 @@ def count(model: nn.Module, trainable: bool | None = None) -> int:
     return sum(p.numel() for p in ps if trainable is None or p.requires_grad == trainable)
 
 
+def stored_params(model: nn.Module) -> int:
+    """Parameters one task must keep after training: the trainable ones, except that a prompt
+    encoder (P-tuning) or a prefix MLP (Li & Liang's reparameterisation) is replaced by the
+    vectors it produces -- those are all inference needs."""
+    n = count(model, trainable=True)
+    for m in model.modules():
+        if isinstance(m, PromptEncoder):
+            n += m.embed.numel() - count(m, trainable=True)
+        if isinstance(m, PrefixGenerator) and m.mlp is not None:
+            n += math.prod(m.shape) - count(m, trainable=True)
+    return n
+
+
 def param_report(model: nn.Module, pretrained_params: int, bytes_per_param: int = 4) -> dict[str, float]:
     """What a task costs: trainable parameters, their share of the pre-trained model's
     ``pretrained_params``, and the bytes to store one task (only the trainable parameters --
