@@ -66,8 +66,9 @@ TIMELINE: tuple[Era, ...] = (
     Era(6, "2016–18", "contextual", "context2vec, CoVe, ELMo, ULMFiT"),
     Era(7, "2018", "GPT, BERT", "Transformers pre-trained as LMs / masked LMs"),
     Era(8, "2019–20", "PLM family", "XLNet, RoBERTa, ALBERT, ELECTRA, T5, BART"),
-    Era(9, "2020–21", "fine-tuning & prompting", "GPT-3, adapters, prompt tuning"),
-    Era(10, "2019–", "probing", "what do the vectors know?"),
+    Era(9, "2019–22", "compression & scale", "distillation, pruning, quantisation, scaling laws"),
+    Era(10, "2019–21", "fine-tuning & prompting", "adapters, LoRA, GPT-3, PET, prompt tuning"),
+    Era(11, "2019–", "probing", "what do the vectors know?"),
 )
 CHAPTERS = tuple(sorted({e.chapter for e in TIMELINE}))
 
@@ -76,7 +77,7 @@ def timeline(highlight: int | None = None, *, ax=None, show_detail: bool = False
     """The book's running figure: the history as a strip of boxes, chapter ``highlight`` in colour.
 
     Args:
-        highlight: a chapter number 1..10 (``None``: nothing highlighted).
+        highlight: a chapter number 1..11 (``None``: nothing highlighted).
         show_detail: print each era's models under its box.
     """
     if highlight is not None and (isinstance(highlight, bool) or highlight not in CHAPTERS):

@@ -56,7 +56,7 @@ def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is written but unrun."""
     return pick(
         ci=Sizes(1, 32, 32, 64, 1, 16, (0,), (8, 32), 2, 32, 24),
-        laptop=Sizes(None, 40, 192, 400, 3, 16, (0, 1), (16, 64, 256), 16, 256, 200),
+        laptop=Sizes(None, 40, 128, 400, 3, 16, (0, 1), (16, 64, 256), 16, 256, 200),
         gpu=Sizes(None, 64, 2000, 872, 3, 32, (0, 1, 2), (16, 32, 64, 128, 256, 512, 1024), 200, 2000, 872),
         scale=scale)
 
@@ -123,6 +123,31 @@ def claim_close(runs: dict[str, list[RunResult]], method: str, margin: float = 2
     verdict = "holds" if lo > -margin else ("fails" if gap.mean() + (2 * sd if len(gap) > 1 else 0) < -margin
                                             else "inside the noise")
     return {"gap": float(gap.mean()), "sd": sd, "verdict": verdict}
+
+
+def multitask_runs(encoder, tokenize, tasks: dict[str, tuple[list, list]], s: Sizes) -> pd.DataFrame:
+    """Accuracy per task and seed of single-task fine-tuning (one model per task) and of one
+    multi-task model (shared encoder, a head per task, batches of all tasks interleaved)."""
+    import copy
+
+    from .finetune import MultiTask, encode, multitask_batches, predict_task, train
+
+    n_out = {t: 1 + max(int(e.label) for e in tr + te) for t, (tr, te) in tasks.items()}
+    rows = []
+    for seed in s.seeds:
+        cfg = ft_config("full", s, seed)
+        for t, (tr, te) in tasks.items():
+            r = run_classifier(encoder, tokenize, tr, te, n_out[t], cfg)
+            rows.append({"task": t, "seed": seed, "setup": "single-task", "accuracy": r.score})
+        enc = copy.deepcopy(encoder).requires_grad_(True)
+        mt = MultiTask(enc, n_out, seed=seed)
+        data = {t: (encode(tokenize, tr, s.max_len), [int(e.label) for e in tr]) for t, (tr, _) in tasks.items()}
+        train(mt, multitask_batches(encoder.config, data, s.batch_size, seed), cfg)
+        for t, (_, te) in tasks.items():
+            pred = predict_task(mt, encoder.config, t, encode(tokenize, te, s.max_len)).argmax(1)
+            acc = 100 * float((pred == np.array([int(e.label) for e in te])).mean())
+            rows.append({"task": t, "seed": seed, "setup": "multi-task", "accuracy": acc})
+    return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------------------ data-points curve
