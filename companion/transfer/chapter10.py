@@ -76,8 +76,10 @@ def minilm(n_layer: int | None = None):
 
 
 def ft_config(method: str, s: Sizes, seed: int, **kw) -> FTConfig:
-    return FTConfig(epochs=s.epochs, lr=LR[method], batch_size=s.batch_size, warmup=0.1, max_len=s.max_len,
-                    seed=seed, **kw)
+    """One run's settings: the sizes of ``s``, the method's learning rate, warm-up over 10 % of
+    the steps unless ``kw`` says otherwise."""
+    kw = {"warmup": 0.1, **kw}
+    return FTConfig(epochs=s.epochs, lr=LR[method], batch_size=s.batch_size, max_len=s.max_len, seed=seed, **kw)
 
 
 def transfer_runs(encoder, tokenize, train, test, s: Sizes, methods: Sequence[str]) -> dict[str, list[RunResult]]:
@@ -109,7 +111,7 @@ def transfer_frame(runs: dict[str, list[RunResult]], pretrained_params: int) -> 
             "sd": round(float(np.std(acc, ddof=1)), 1) if len(acc) > 1 else float("nan"),
             "trainable": n, "% of model": round(100 * n / pretrained_params, 3),
             "MB per task": round(4 * kept / 1e6, 3), "s per run": round(float(np.mean([r.seconds for r in rs])), 1)}
-    return pd.DataFrame(rows).T
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def claim_close(runs: dict[str, list[RunResult]], method: str, margin: float = 2.0, ref: str = "full") -> dict:
