@@ -75,3 +75,17 @@ def test_stored_checkpoint_loads_and_is_checked(tmp_path):
     (copy / "meta.json").unlink()
     with pytest.raises(FileNotFoundError, match="small_models"):
         small_models.load_small(copy)
+
+
+def test_bpe_cloze_leaves_the_space_to_the_label_word():
+    from companion.transfer import prompts, small_models
+
+    if not (small_models.CKPT_DIR / "meta.json").exists():
+        pytest.skip("the chapter-7 checkpoint is not stored")
+    _, bert, tok, _ = small_models.load_small()
+    cloze = prompts.bert_cloze(bert, tok)
+    b = prompts.cloze_inputs(cloze, "Review: {text} It was [MASK].", [Example("a fine film", 1)])
+    ids = b["ids"][0].tolist()
+    assert ids[1:-1] == [*tok.encode_ordinary("Review:"), *tok.encode_ordinary(" a fine film"),
+                         *tok.encode_ordinary(" It was"), bert.config.mask_id, *tok.encode_ordinary(".")]
+    assert cloze.word_id("good") == tok.encode_ordinary(" good")[0]

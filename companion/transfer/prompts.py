@@ -123,15 +123,16 @@ def cloze_inputs(model: ClozeModel, pattern: str, examples: Sequence[Example], m
     rows, pos = [], []
     for e in examples:
         fixed, slots = [], []
-        for p in pieces:
+        for j, p in enumerate(pieces):
             if p == MASK:
                 fixed.append([c.mask_id])
             elif p in ("{text}", "{text_b}"):
-                t = e.text if p == "{text}" else (e.text_b or "")
-                fixed.append(model.tokenize(t.strip()))
+                t = (e.text if p == "{text}" else (e.text_b or "")).strip()
+                # byte-level BPE: a word after other text carries its leading space
+                fixed.append(model.tokenize((" " if model.space and j and t else "") + t))
                 slots.append(len(fixed) - 1)
-            else:
-                fixed.append(model.tokenize(p) if model.space else model.tokenize(p.strip()))
+            else:  # BPE: the blank's label word carries its own space, so none is left before it
+                fixed.append(model.tokenize(p.rstrip()) if model.space else model.tokenize(p.strip()))
         over = sum(map(len, fixed)) + 2 - max_len
         for i in slots[::-1]:
             if over <= 0:
