@@ -146,3 +146,9 @@ def top_fills(cloze: prompts.ClozeModel, sentences: Sequence[str], k: int = 5, d
         top = logits.topk(k).indices.tolist()
         rows[s] = [decode(i) if decode else i for i in top]
     return pd.DataFrame(rows, index=[f"#{i + 1}" for i in range(k)]).T
+
+
+def short(examples: Sequence[Example], tokenize, max_tokens: int) -> list[Example]:
+    """The examples whose text is at most ``max_tokens`` tokens (so that a query and a
+    demonstration or two fit in a small GPT's context)."""
+    return [e for e in examples if len(tokenize(e.text)) <= max_tokens]
