@@ -78,8 +78,8 @@ def minilm(n_layer: int | None = None):
 def ft_config(method: str, s: Sizes, seed: int, **kw) -> FTConfig:
     """One run's settings: the sizes of ``s``, the method's learning rate, warm-up over 10 % of
     the steps unless ``kw`` says otherwise."""
-    kw = {"warmup": 0.1, **kw}
-    return FTConfig(epochs=s.epochs, lr=LR[method], batch_size=s.batch_size, max_len=s.max_len, seed=seed, **kw)
+    base = {"epochs": s.epochs, "lr": LR[method], "batch_size": s.batch_size, "max_len": s.max_len, "warmup": 0.1}
+    return FTConfig(seed=seed, **{**base, **kw})
 
 
 def transfer_runs(encoder, tokenize, train, test, s: Sizes, methods: Sequence[str]) -> dict[str, list[RunResult]]:
