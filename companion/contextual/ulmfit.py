@@ -320,7 +320,8 @@ def classification_batches(seqs: Sequence[Sequence[int]], labels: Sequence[int],
              for i in sorted(order[s:s + chunk], key=lambda i: len(seqs[i]))]
     idx = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
     if len(idx) > 1 and len(idx[-1]) < 2:
-        idx[-2] += idx.pop()
+        last = idx.pop()
+        idx[-1] += last
     random.Random(seed + 1).shuffle(idx)
     out = []
     for b in idx:
