@@ -71,3 +71,23 @@ def test_batches_and_bad_input():
         _model().context_vector([3, 4], 2)
     with pytest.raises(ValueError, match="power"):
         Context2VecConfig(vocab_size=4, power=2.0).validate()
+
+
+def test_fill_blank_and_widget_callbacks():
+    from companion.contextual.widget import blank_widget, context_similarity, fill_blank
+    from companion.data import Vocab
+
+    vocab = Vocab([["the", "dog", "barked", "cat", "sat"]], specials=("<pad>", "</s>"))
+    m = Context2Vec(Context2VecConfig(vocab_size=len(vocab), emb_dim=4, hidden=4, mlp_hidden=8, out_dim=4),
+                    counts=[1] * len(vocab), bos_id=vocab.stoi["</s>"], pad_id=vocab.stoi["<pad>"])
+    got = fill_blank(m, vocab, "the ___ barked", k=3)
+    assert len(got) == 3 and all(w not in ("<pad>", "</s>", "<unk>") for w, _ in got)
+    assert -1 <= context_similarity(m, vocab, "the ___ barked", "a ___ sat") <= 1
+    with pytest.raises(ValueError, match="exactly one blank"):
+        fill_blank(m, vocab, "the dog barked")
+    bw = blank_widget(m, vocab, k=2)
+    assert bw.output.value.count("<li>") == 2 and bw.calls == 1
+    bw.k.value = 4
+    assert bw.output.value.count("<li>") == 4 and bw.calls == 2
+    bw.text.value = "no blank here"
+    assert "Cannot fill" in bw.output.value
