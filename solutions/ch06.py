@@ -48,7 +48,12 @@ def tied_lm(scale: str = "ci", seeds=(0, 1)) -> dict[str, float]:
     run it to see which."""
     from dataclasses import replace
 
-    from companion.contextual.lstm_lm import LSTMLM, sentence_stream, stream_perplexity, train_lstm_lm
+    from companion.contextual.lstm_lm import (
+        LSTMLM,
+        sentence_stream,
+        stream_perplexity,
+        train_lstm_lm,
+    )
     from companion.contextual.recipes import lstm_preset
     from companion.data import bengio_split
 

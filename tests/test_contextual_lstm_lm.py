@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from companion.contextual.lstm_lm import (
+    LSTMLM,
     LMPlan,
     LSTMCell,
-    LSTMLM,
     LSTMLMConfig,
     ManualLSTM,
     sentence_stream,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
 from companion.contextual.ulmfit import (
     AWDLSTM,
-    AWDLSTMConfig,
     AWDLSTMLM,
+    AWDLSTMConfig,
     ConcatPoolClassifier,
     FineTunePlan,
     accuracy,
@@ -34,7 +36,7 @@ def test_stlr_matches_the_papers_values():
     assert stlr(1000, 1000, lr) == pytest.approx(lr / 32)
     values = [stlr(t, 1000, lr) for t in range(1001)]
     assert max(values) == pytest.approx(lr) and values.index(max(values)) == 100
-    ups = sum(b > a for a, b in zip(values, values[1:]))
+    ups = sum(b > a for a, b in itertools.pairwise(values))
     assert ups == 100  # short rise, long fall
 
 
@@ -50,7 +52,7 @@ def test_stlr_bad_input():
 def test_discriminative_lrs_divide_by_2_6_per_layer():
     lrs = discriminative_lrs(5, 0.01)
     assert lrs[-1] == 0.01
-    for lower, upper in zip(lrs, lrs[1:]):
+    for lower, upper in itertools.pairwise(lrs):
         assert upper / lower == pytest.approx(2.6)
     assert discriminative_lrs(3, 1.0, factor=1.0) == [1.0, 1.0, 1.0]
     with pytest.raises(ValueError):

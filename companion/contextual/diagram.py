@@ -12,7 +12,7 @@ from ..neural_lm.diagram import _arrow, _box
 from ..plot import MUTED, PALETTE, _figure_and_axes
 from .ulmfit import discriminative_lrs, stlr, unfreeze_schedule
 
-__all__ = ["lstm_cell_diagram", "ulmfit_diagram", "stlr_plot", "learning_curve_plot"]
+__all__ = ["learning_curve_plot", "lstm_cell_diagram", "stlr_plot", "ulmfit_diagram"]
 
 
 def lstm_cell_diagram(*, ax=None):

@@ -112,7 +112,7 @@ class ManualLSTM(nn.Module):
         return x, (torch.stack(hs), torch.stack(cs))
 
     @torch.no_grad()
-    def copy_from(self, lstm: nn.LSTM) -> "ManualLSTM":
+    def copy_from(self, lstm: nn.LSTM) -> ManualLSTM:
         """Load the weights of an ``nn.LSTM`` with the same sizes (returns ``self``)."""
         if not isinstance(lstm, nn.LSTM) or lstm.num_layers != self.num_layers or lstm.bidirectional \
                 or lstm.hidden_size != self.hidden_size or lstm.proj_size or not lstm.bias:

@@ -70,7 +70,7 @@ def awd_lm_params(V: int, E: int, H: int, L: int) -> int:
 
 
 def _awd_cases() -> list[Case]:
-    from ..contextual.ulmfit import AWDLSTMConfig, AWDLSTMLM
+    from ..contextual.ulmfit import AWDLSTMLM, AWDLSTMConfig
 
     out = []
     for V, E, H, L in [(10, 4, 6, 2), (100, 16, 32, 3), (1000, 8, 40, 4), (60_000, 400, 1150, 3)]:
@@ -103,8 +103,8 @@ register(Exercise(
     atol=0.0,
     hint=(
         "One LSTM layer: 4 n_out (n_in + n_out) weights and 2 * 4 n_out biases.",
-        "Sum that over the pairs (E, H), (H, H) x (L - 2), (H, E); add V E for the embedding "
-        "and V for the softmax bias (the softmax weights are the embedding).",
+        ("Sum that over the pairs (E, H), (H, H) x (L - 2), (H, E); add V E for the embedding "
+        "and V for the softmax bias (the softmax weights are the embedding)."),
     ),
 ))
 
@@ -176,8 +176,8 @@ register(Exercise(
     atol=0.05,
     unit=".2f",
     measure=_stlr_half,
-    hint=("Sketch the schedule: where does the rising line cross lr_max / 2, and where does the "
-          "falling line?",),
+    hint=(("Sketch the schedule: where does the rising line cross lr_max / 2, and where does the "
+          "falling line?"),),
     explanation="""
         The rate is lr_max (1 + 31 p) / 32, above lr_max / 2 when p > 15/31, about 0.48. The
         rise (steps 0-100) spends about half its steps there, the fall (900 steps) also about
@@ -255,6 +255,6 @@ register(Exercise(
         help most for rare words? (Nothing is checked automatically; a worked answer,
         `tied_lm(scale)`, is in solutions/ch06.py.)
     """,
-    hint=("Build both models with lstm_preset's plan and sentence_stream(bengio_split()...); "
-          "count parameters with model.num_parameters().",),
+    hint=(("Build both models with lstm_preset's plan and sentence_stream(bengio_split()...); "
+          "count parameters with model.num_parameters()."),),
 ))
