@@ -171,3 +171,31 @@ def test_batches_and_bad_input():
         ConcatPoolClassifier(_clf().encoder, 1)
     with pytest.raises(TypeError, match="AWD-LSTM"):
         layer_groups(torch.nn.Linear(2, 2))
+
+
+def test_recipe_helpers():
+    from companion.contextual.recipes import (
+        build_vocab,
+        classifier_epochs,
+        encode_texts,
+        run_grid,
+        sample_documents,
+        subset,
+        tokenize,
+    )
+
+    labels = [0] * 80 + [1] * 20
+    idx = subset(10, labels, seed=0)
+    assert len(idx) == 10 and sum(labels[i] for i in idx) == 2  # stratified: 8 + 2
+    assert subset(None, labels, 0) == list(range(100))
+    assert classifier_epochs(100, 32, 5, min_steps=50) == 13  # 4 batches an epoch
+    assert classifier_epochs(10_000, 32, 5) == 5
+    docs = [["A b c .", "d e"], ["F g"], ["h i j k"]]
+    sents = sample_documents(docs, n_tokens=3, seed=0)
+    assert sents and all(s == tokenize(" ".join(s)) for s in sents)
+    v = build_vocab(sents, [["zz"]], max_size=50)
+    assert v.itos[:3] == ["<unk>", "<pad>", "</s>"]
+    assert encode_texts(["", "b c"], v, max_len=1) == [[v.stoi["</s>"]], [v.stoi["b"]]]
+    with pytest.raises(ValueError, match="unknown method"):
+        run_grid({}, AWDLSTMConfig(10), 2, ([[2]], [0]), ([[2]], [0]), FineTunePlan(),
+                 sizes=[None], seeds=[0], methods=["magic"], pad_id=1)
