@@ -8,14 +8,14 @@ import torch
 # =========================================================================== 06a
 
 
-def lstm_step(x, h, c, w_ih, w_hh, b_ih, b_hh):
-    """Four gates from one affine map of [x, h]; the memory is forgotten in part and written in
-    part (additively), and the output is a gated view of it."""
-    gates = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh
-    i, f, g, o = gates.chunk(4, dim=-1)
-    c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    h_new = torch.sigmoid(o) * torch.tanh(c_new)
-    return h_new, c_new
+def gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
+    """The update gate z decides how much of the old state survives (the LSTM's forget and input
+    gates tied: 1 - z writes, z keeps); there is no output gate, the whole state is exposed."""
+    xr, xz, xn = (x @ w_ih.T + b_ih).chunk(3, dim=-1)
+    hr, hz, hn = (h @ w_hh.T + b_hh).chunk(3, dim=-1)
+    r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+    n = torch.tanh(xn + r * hn)
+    return (1 - z) * n + z * h
 
 
 def awd_lm_params(V: int, E: int, H: int, L: int) -> int:

@@ -7,55 +7,59 @@ import torch
 
 from .core import Case, Exercise, register
 
-# --------------------------------------------------------------------------- implement: one step
+# --------------------------------------------------------------------------- implement: a GRU step
 
 
-def lstm_step(x: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_ih: torch.Tensor,
-              w_hh: torch.Tensor, b_ih: torch.Tensor, b_hh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Return ``(h_new, c_new)`` after one LSTM step, with torch's layout: ``w_ih [4H, I]``,
-    ``w_hh [4H, H]``, biases ``[4H]``, the gates' rows stacked input, forget, candidate, output.
-    ``x [B, I]``, ``h`` and ``c`` ``[B, H]``."""
-    # Your code here: the four gates, then the cell, then the output.
-    raise NotImplementedError("write lstm_step")
+def gru_step(x: torch.Tensor, h: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor,
+             b_ih: torch.Tensor, b_hh: torch.Tensor) -> torch.Tensor:
+    """Return ``h_new`` after one GRU step, with torch's layout: ``w_ih [3H, I]``, ``w_hh [3H, H]``,
+    biases ``[3H]``, the rows stacked reset, update, candidate. ``x [B, I]``, ``h [B, H]``."""
+    # Your code here: the reset and update gates, the candidate, then the mix.
+    raise NotImplementedError("write gru_step")
 
 
-def _lstm_cases() -> list[Case]:
+def _gru_cases() -> list[Case]:
     out = []
     for B, I, H in [(1, 1, 1), (2, 3, 4), (5, 8, 6)]:
         g = torch.Generator().manual_seed(B * 100 + I)
-        ref = torch.nn.LSTMCell(I, H).double()
+        ref = torch.nn.GRUCell(I, H).double()
         with torch.no_grad():
             for p in ref.parameters():
                 p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64))
         x = torch.randn(B, I, generator=g, dtype=torch.float64)
         h = torch.randn(B, H, generator=g, dtype=torch.float64)
-        c = torch.randn(B, H, generator=g, dtype=torch.float64)
         with torch.no_grad():
-            want = ref(x, (h, c))
-        args = (x, h, c, ref.weight_ih.detach(), ref.weight_hh.detach(), ref.bias_ih.detach(),
+            want = ref(x, h)
+        args = (x, h, ref.weight_ih.detach(), ref.weight_hh.detach(), ref.bias_ih.detach(),
                 ref.bias_hh.detach())
-        out.append(Case(args=args, expected=tuple(t.detach() for t in want), label=f"B={B}, I={I}, H={H}"))
+        out.append(Case(args=args, expected=want.detach(), label=f"B={B}, I={I}, H={H}"))
     return out
 
 
 register(Exercise(
-    id="ch06.lstm_step",
-    title="One step of an LSTM",
+    id="ch06.gru_step",
+    title="One step of a GRU",
     prompt="""
-        Write `lstm_step(x, h, c, w_ih, w_hh, b_ih, b_hh)` returning `(h_new, c_new)` for one
-        time step, from the equations at the top of section 2: four gates from x and h, the
-        memory c_new = f * c + i * g, and h_new = o * tanh(c_new). The weights use
-        torch.nn.LSTM's layout (gates stacked input, forget, candidate, output). The check
-        compares with torch.nn.LSTMCell on random weights.
+        The GRU (Cho et al. 2014) is the LSTM's lighter cousin: no separate memory c, two gates
+        instead of three. With torch.nn.GRU's layout (rows stacked reset r, update z,
+        candidate n):
+            r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)
+            z = sigmoid(W_iz x + b_iz + W_hz h + b_hz)
+            n = tanh(W_in x + b_in + r * (W_hn h + b_hn))
+            h_new = (1 - z) * n + z * h
+        Write `gru_step(x, h, w_ih, w_hh, b_ih, b_hh)` returning h_new. The check compares
+        with torch.nn.GRUCell on random weights. Which gate plays the role of the LSTM's
+        forget gate, and where did the output gate go?
     """,
-    cases=_lstm_cases,
-    stub=lstm_step,
-    outputs=("h_new", "c_new"),
+    cases=_gru_cases,
+    stub=gru_step,
+    outputs=("h_new",),
     rtol=1e-9,
     atol=1e-9,
     hint=(
-        "gates = x @ w_ih.T + b_ih + h @ w_hh.T + b_hh has 4H columns; split it with .chunk(4, -1).",
-        "Three gates go through a sigmoid; the candidate g goes through tanh.",
+        ("Compute the input part x @ w_ih.T + b_ih and the hidden part h @ w_hh.T + b_hh separately, "
+        "and split each into three with .chunk(3, -1)."),
+        "The reset gate multiplies only the hidden part of the candidate, bias included.",
     ),
 ))
 
