@@ -84,7 +84,7 @@ def sizes(scale: str | None = None) -> Sizes:
     one GPU: a wider, deeper model, more steps, the whole Brown test split, three seeds."""
     return pick(
         ci=Sizes(512, 200_000, 400_000, 64, 2, 4, 32, 16, 40, 1e-3, 1, 1e-3, 32, None, (0,), 3_000, 200),
-        laptop=Sizes(4096, 2_000_000, 2_000_000, 128, 2, 4, 64, 32, 150, 1e-3, 1, 5e-4, 32, 1000, (0,), None,
+        laptop=Sizes(4096, 2_000_000, 2_000_000, 128, 2, 4, 64, 32, 150, 1e-3, 1, 5e-4, 32, 500, (0,), None,
                      1000),
         gpu=Sizes(8192, 20_000_000, 200_000_000, 512, 8, 8, 128, 64, 20_000, 5e-4, 3, 1e-4, 32, None,
                   (0, 1, 2), None, 2000),
