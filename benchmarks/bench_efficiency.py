@@ -20,8 +20,17 @@ import time
 
 import torch
 
-from companion.efficiency.distill import DistillConfig, classifier_loss, every_other_layer
-from companion.efficiency.quantize import latency, quantize_linears, to_bf16, torch_dynamic_int8
+from companion.efficiency.distill import (
+    DistillConfig,
+    classifier_loss,
+    every_other_layer,
+)
+from companion.efficiency.quantize import (
+    latency,
+    quantize_linears,
+    to_bf16,
+    torch_dynamic_int8,
+)
 from companion.transformer import BertConfig, BertEncoder, BertForSequence
 
 

@@ -23,7 +23,13 @@ from companion.efficiency.distill import (
     tinybert_loss,
 )
 from companion.train import TrainConfig
-from companion.transformer import BertConfig, BertEncoder, BertForPreTraining, BertForSequence, attention_weights
+from companion.transformer import (
+    BertConfig,
+    BertEncoder,
+    BertForPreTraining,
+    BertForSequence,
+    attention_weights,
+)
 
 
 def test_soft_targets_by_hand():

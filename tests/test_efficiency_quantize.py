@@ -21,7 +21,13 @@ from companion.efficiency.quantize import (
     to_bf16,
     torch_dynamic_int8,
 )
-from companion.transformer import GPT, BertConfig, BertEncoder, BertForSequence, GPTConfig
+from companion.transformer import (
+    GPT,
+    BertConfig,
+    BertEncoder,
+    BertForSequence,
+    GPTConfig,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 

@@ -30,12 +30,31 @@ from ..evaluate.glue import GlueTask
 from ..scale import pick
 from ..train import TrainConfig, fit
 from ..transformer import chapter7b as c7
-from ..transformer.bert import BertConfig, BertEncoder, BertForSequence, pad_batch, pair_inputs
+from ..transformer.bert import (
+    BertConfig,
+    BertEncoder,
+    BertForSequence,
+    pad_batch,
+    pair_inputs,
+)
 from ..transformer.pretrain import pack_lm
 from ..transformer.tokenizers import ByteLevelBPE
 from .distill import DistillConfig, distill_classifier, every_other_layer
-from .prune import apply_masks, head_importance, head_pruning_curve, magnitude_masks, prunable_weights
-from .quantize import latency, linear_weight_bytes, quantize_linears, state_dict_bytes, to_bf16, torch_dynamic_int8
+from .prune import (
+    apply_masks,
+    head_importance,
+    head_pruning_curve,
+    magnitude_masks,
+    prunable_weights,
+)
+from .quantize import (
+    latency,
+    linear_weight_bytes,
+    quantize_linears,
+    state_dict_bytes,
+    to_bf16,
+    torch_dynamic_int8,
+)
 
 
 @dataclass(frozen=True)
@@ -318,7 +337,25 @@ def draw_distillation(ax=None):
     return ax
 
 
-__all__ = ["Encoded", "Sizes", "accuracy", "bert_config", "batches", "distil_students", "draw_distillation",
-           "encode_task", "head_curve", "latency_table", "magnitude_curve", "n_params", "paired_diff",
-           "paired_ratio", "predict", "quantization_rows", "size_accuracy_plot", "sizes", "tokenizer_and_rows",
-           "train_classifier"]
+__all__ = [
+    "Encoded",
+    "Sizes",
+    "accuracy",
+    "batches",
+    "bert_config",
+    "distil_students",
+    "draw_distillation",
+    "encode_task",
+    "head_curve",
+    "latency_table",
+    "magnitude_curve",
+    "n_params",
+    "paired_diff",
+    "paired_ratio",
+    "predict",
+    "quantization_rows",
+    "size_accuracy_plot",
+    "sizes",
+    "tokenizer_and_rows",
+    "train_classifier",
+]

@@ -30,9 +30,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..device import get_device
 from ..train import History, TrainConfig, fit
 from ..transformer.attention import padding_mask, scaled_dot_product_attention
-from ..device import get_device
 from ..transformer.bert import BertEncoder, BertForPreTraining, BertForSequence
 
 # DistilBERT's published weights of its three losses (soft CE, MLM, cosine)
@@ -160,7 +160,7 @@ def hidden_states(encoder: BertEncoder, ids: torch.Tensor, segments: torch.Tenso
     for block in encoder.blocks:
         if attentions:
             a = block.attn
-            B, T, C = x.shape
+            B, T, _ = x.shape
             q, k, v = a.qkv(x).view(B, T, 3, a.n_head, a.head_dim).permute(2, 0, 3, 1, 4)
             maps.append(scaled_dot_product_attention(q, k, v, None if mask is None else mask[:, None])[1])
         x = block(x, mask)

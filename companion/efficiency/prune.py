@@ -134,12 +134,11 @@ class HeadGates:
     def _hook(self, i: int, attn: MultiHeadAttention):
         def pre(_module, args):
             y = args[0]
-            B, T, C = y.shape
             g = self.gates[i].to(y.dtype).repeat_interleave(attn.head_dim)  # one gate per channel
             return (y * g,)
         return pre
 
-    def __enter__(self) -> HeadGates:
+    def __enter__(self) -> HeadGates:  # noqa: PYI034 (a final class in all but name)
         self._handles = [a.proj.register_forward_pre_hook(self._hook(i, a)) for i, a in enumerate(self.layers)]
         return self
 

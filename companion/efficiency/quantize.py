@@ -180,7 +180,11 @@ def torch_dynamic_int8(model: nn.Module, per_channel: bool = True) -> nn.Module:
     layers (per-channel int8 weights when ``per_channel``, else PyTorch's per-tensor default)."""
     import warnings
 
-    from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig, quantize_dynamic
+    from torch.ao.quantization import (
+        default_dynamic_qconfig,
+        per_channel_dynamic_qconfig,
+        quantize_dynamic,
+    )
 
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
     with warnings.catch_warnings():

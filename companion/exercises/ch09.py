@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -23,7 +24,7 @@ def _flops_cases() -> list[Case]:
 
     out = []
     for dims, T in (((8, 16, 8), 5), ((32, 128, 32), 7), ((64, 64, 64, 10), 3)):
-        net = torch.nn.Sequential(*[torch.nn.Linear(a, b, bias=False) for a, b in zip(dims, dims[1:])])
+        net = torch.nn.Sequential(*[torch.nn.Linear(a, b, bias=False) for a, b in itertools.pairwise(dims)])
         x = torch.randn(T, dims[0], requires_grad=True)  # the input needs a gradient too, as in a deep net
         with FlopCounterMode(display=False) as counter:
             net(x).sum().backward()
