@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -155,3 +156,19 @@ def test_family_plans_grow_with_scale():
     n = [12 * s.n_layer * s.d_model**2 for s in lap.specs]
     assert n == sorted(n) and n[-1] / n[0] >= 30
     assert gpu.tokens > lap.tokens > ci.tokens
+
+
+def test_scheduled_loss_warms_up_then_decays():
+    from companion.efficiency.scaling import scheduled_loss
+
+    model = GPT(GPTConfig(vocab_size=20, block_size=4, n_layer=1, n_head=1, d_model=4))
+    opt = torch.optim.AdamW(model.parameters(), lr=1.0)
+    fn = scheduled_loss(opt, steps=100, lr=2.0, warmup=0.1, floor=0.1)
+    batch = torch.randint(0, 17, (2, 5))
+    lrs = []
+    for _ in range(100):
+        fn(model, batch)
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs[0] == pytest.approx(0.2) and lrs[9] == pytest.approx(2.0)
+    assert all(a >= b for a, b in itertools.pairwise(lrs[9:]))
+    assert lrs[-1] == pytest.approx(0.2, rel=1e-3)

@@ -23,7 +23,8 @@ def main(out: str) -> dict:
     P = sc.family_plan()
     dev = str(get_device())
     tok, rows, held = c9.tokenizer_and_rows(load_pretraining_corpus("train"), load_pretraining_corpus("heldout")[:20],
-                                            P.vocab_size, P.corpus_chars, P.block_size)
+                                            P.vocab_size, P.corpus_chars, P.block_size,
+                                            P.tokenizer_chars)
     runs = sc.train_family(P.specs, rows, held[:1024], len(tok), tokens=P.tokens, batch_size=P.batch_size, lr=P.lr,
                            device=dev)
     N = np.array([r.n_params for r in runs], dtype=float)

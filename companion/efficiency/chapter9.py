@@ -87,11 +87,13 @@ def sizes(scale: str | None = None) -> Sizes:
 
 
 def tokenizer_and_rows(docs: list[list[str]], heldout_docs: list[list[str]], vocab_size: int, corpus_chars: int,
-                       block_size: int) -> tuple[ByteLevelBPE, torch.Tensor, torch.Tensor]:
-    """Chapter 7b's byte-level BPE (``vocab_size``, trained on the first ``corpus_chars // 3``
-    characters of the slice) and the GPT rows of ``block_size + 1`` ids: ``(tok, train, heldout)``."""
+                       block_size: int, tokenizer_chars: int | None = None
+                       ) -> tuple[ByteLevelBPE, torch.Tensor, torch.Tensor]:
+    """Chapter 7b's byte-level BPE (``vocab_size``, trained on the first ``tokenizer_chars``
+    characters of the slice, default ``corpus_chars // 3``) and the GPT rows of ``block_size + 1``
+    ids of ``corpus_chars`` characters: ``(tok, train, heldout)``."""
     texts = c7.corpus_slice(docs, corpus_chars)
-    tok = c7.train_tokenizer(c7.corpus_slice(docs, max(corpus_chars // 3, 50_000)), vocab_size)
+    tok = c7.train_tokenizer(c7.corpus_slice(docs, tokenizer_chars or max(corpus_chars // 3, 50_000)), vocab_size)
     eos = tok.special_tokens[c7.EOT]
     train = pack_lm([tok.encode_ordinary(t) for t in texts], block_size, eos)
     held = pack_lm([tok.encode_ordinary(" ".join(d)) for d in heldout_docs], block_size, eos)
@@ -331,9 +333,9 @@ def draw_distillation(ax=None):
         ax.annotate("", (6.3, ys_s[j] + 0.65), (3.7, ys_t[t]), arrowprops=arrow)
     ax.text(5.0, 4.75, "hidden states + attention\n(TinyBERT, MSE)", ha="center", fontsize=8, color="C3")
     ax.annotate("", (6.3, 7.6), (3.7, 7.6), arrowprops={"arrowstyle": "->", "color": "C0", "lw": 1.5})
-    ax.text(5.0, 7.85, "soft targets: T² KL(softmax(z_t/T) || softmax(z_s/T))", ha="center", fontsize=8,
+    ax.text(5.0, 8.35, "soft targets: α T² KL(softmax(z_t/T) || softmax(z_s/T))", ha="center", fontsize=8,
             color="C0")
-    ax.text(7.8, 8.6, "+ (1 - α) CE with the true labels", ha="center", fontsize=8)
+    ax.text(7.8, 8.85, "+ (1 - α) CE with the true labels", ha="center", fontsize=8)
     return ax
 
 

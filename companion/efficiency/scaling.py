@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..device import get_device
 from ..scale import pick
-from ..train import TrainConfig, fit
+from ..train import TrainConfig, fit, make_optimizer
 from ..transformer.blocks import count_parameters
 from ..transformer.gpt import GPT, GPTConfig
 from ..transformer.pretrain import lm_batches
@@ -113,6 +114,7 @@ class FamilyPlan:
     lr: float
     vocab_size: int      # byte-level BPE tokens
     corpus_chars: int    # characters of the Part II corpus tokenised
+    tokenizer_chars: int  # characters the byte-level BPE is trained on
 
 
 def family_plan(scale: str | None = None) -> FamilyPlan:
@@ -121,11 +123,12 @@ def family_plan(scale: str | None = None) -> FamilyPlan:
     (a preset, not run in this book's stored outputs)."""
     m = ModelSpec
     return pick(
-        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2), m(32, 1, 2)), 12_000, 16, 32, 3e-3, 512, 200_000),
+        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2), m(32, 1, 2)), 12_000, 16, 32, 3e-3, 512, 200_000,
+                      66_666),
         laptop=FamilyPlan((m(16, 2, 2), m(24, 2, 2), m(32, 2, 4), m(48, 2, 4), m(64, 2, 4), m(96, 2, 4)),
-                          200_000, 16, 64, 2e-3, 1024, 1_000_000),
+                          200_000, 16, 64, 2e-3, 1024, 1_000_000, 333_333),
         gpu=FamilyPlan((m(32, 2, 4), m(64, 2, 4), m(96, 3, 4), m(128, 4, 4), m(192, 4, 6), m(256, 6, 8),
-                        m(384, 6, 8), m(512, 8, 8)), 10_000_000, 64, 128, 1e-3, 8192, 100_000_000),
+                        m(384, 6, 8), m(512, 8, 8)), 10_000_000, 64, 128, 1e-3, 8192, 100_000_000, 5_000_000),
         scale=scale)
 
 
@@ -167,14 +170,39 @@ def heldout_loss(model: GPT, rows: torch.Tensor, batch_size: int = 64) -> float:
     return total / n
 
 
+def scheduled_loss(optimizer: torch.optim.Optimizer, steps: int, lr: float, warmup: float = 0.05,
+                   floor: float = 0.1):
+    """A ``loss_fn`` for :func:`companion.train.fit` that first sets the learning rate of the
+    step it is about to take: linear warm-up over ``warmup`` of the steps, then a cosine decay
+    to ``floor * lr`` at the last step (Kaplan et al.'s and Chinchilla's schedule shape)."""
+    state = {"step": 0}
+    n_warm = max(1, int(warmup * steps))
+
+    def loss_fn(model, batch):
+        t = state["step"]
+        if t < n_warm:
+            f = (t + 1) / n_warm
+        else:
+            f = floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, (t - n_warm) / max(1, steps - 1 - n_warm))))
+        for g in optimizer.param_groups:
+            g["lr"] = lr * f
+        state["step"] += 1
+        return model.loss(batch)
+
+    return loss_fn
+
+
 def train_family(specs: Sequence[ModelSpec], train_rows: torch.Tensor, heldout_rows: torch.Tensor, vocab_size: int,
                  *, tokens: int, batch_size: int, lr: float, seed: int = 0, device: str | None = None,
-                 keep_models: bool = False, progress: bool = False) -> list[FamilyRun]:
+                 schedule: str = "constant", keep_models: bool = False, progress: bool = False) -> list[FamilyRun]:
     """Train one GPT per spec on ``train_rows`` (``[n, block + 1]`` token ids, from
     :func:`~companion.transformer.pretrain.pack_lm`) for ``tokens`` tokens each, with the same
     seed, batches and constant learning rate (AdamW), then score ``heldout_rows``.
 
-    Every model sees exactly the same token stream, so the sizes differ in nothing else. When
+    ``schedule="constant"`` keeps the learning rate at ``lr``, so every point of a learning
+    curve is a fair "what this much compute buys" (the frontier needs that); ``"cosine"`` warms
+    it up and decays it to a tenth by the last step (:func:`scaling.scheduled_loss`). Every model sees exactly the
+    same token stream, so the sizes differ in nothing else. When
     ``tokens`` exceeds the rows, the stream repeats (a second epoch) -- avoid that for a clean
     ``L(N)``: the training loss then stops estimating the held-out loss."""
     if train_rows.dim() != 2 or heldout_rows.dim() != 2:
@@ -186,13 +214,18 @@ def train_family(specs: Sequence[ModelSpec], train_rows: torch.Tensor, heldout_r
     steps = tokens // per_step
     if steps < 1:
         raise ValueError(f"{tokens} tokens do not fill one batch of {batch_size} x {block}; train on more tokens")
+    if schedule not in ("cosine", "constant"):
+        raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
     runs = []
     for spec in specs:
         model = GPT(spec.config(vocab_size, block), seed=seed)
         cfg = TrainConfig(epochs=10_000, max_steps=steps, lr=lr, optimizer="adamw", weight_decay=0.0, seed=seed,
                           device=device, progress=progress)
+        model.to(get_device(device))
+        opt = make_optimizer(model.parameters(), cfg)
+        loss_fn = scheduled_loss(opt, steps, lr) if schedule == "cosine" else None
         t0 = time.perf_counter()
-        hist = fit(model, lm_batches(train_rows, batch_size, seed), config=cfg)
+        hist = fit(model, lm_batches(train_rows, batch_size, seed), config=cfg, optimizer=opt, loss_fn=loss_fn)
         wall = time.perf_counter() - t0
         runs.append(FamilyRun(spec, non_embedding_params(model), per_step, list(hist.step_loss),
                               heldout_loss(model, heldout_rows), wall, 6.0 * matmul_params(model.config),
