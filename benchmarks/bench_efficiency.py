@@ -67,7 +67,7 @@ def distillation_step(steps: int = 5) -> dict[str, float]:
     fns = {"plain": lambda: step(lambda: student.loss(batch)),
            "soft": lambda: step(lambda: classifier_loss(student, teacher, batch, DistillConfig())),
            "tinybert": lambda: step(lambda: classifier_loss(student, teacher, batch, DistillConfig(tinybert=True)))}
-    t = latency(fns, repeats=steps, inner=1)
+    t = latency(fns, repeats=steps, inner=1, grad=True)
     return {"distill_soft_step_cost_ratio": t["soft"] / t["plain"],
             "distill_tinybert_step_cost_ratio": t["tinybert"] / t["plain"], "plain_step_s": t["plain"]}
 

@@ -131,5 +131,9 @@ def test_classifier_predictions_survive_int8_and_bf16():
 def test_latency_returns_each_function():
     t = latency({"a": lambda: sum(range(100)), "b": lambda: sum(range(1000))}, repeats=2, inner=2)
     assert set(t) == {"a", "b"} and all(v > 0 for v in t.values())
+    seen = []
+    latency({"g": lambda: seen.append(torch.is_grad_enabled())}, repeats=1, inner=1, grad=True)
+    latency({"n": lambda: seen.append(torch.is_grad_enabled())}, repeats=1, inner=1)
+    assert seen == [True, True, False, False]
     with pytest.raises(ValueError, match="nothing to time"):
         latency({})

@@ -156,22 +156,24 @@ def linear_weight_bytes(model: nn.Module) -> int:
     return n
 
 
-@torch.no_grad()
-def latency(fns: dict[str, Callable[[], object]], repeats: int = 5, inner: int = 3) -> dict[str, float]:
+def latency(fns: dict[str, Callable[[], object]], repeats: int = 5, inner: int = 3,
+            grad: bool = False) -> dict[str, float]:
     """Seconds per call of each function, the best of ``repeats`` rounds of ``inner`` calls.
     The rounds alternate between the functions, so a change in the machine's load hits all of
-    them alike (compare them as ratios from one run). Each function is called once first."""
+    them alike (compare them as ratios from one run). Each function is called once first.
+    Gradients are off unless ``grad`` (to time training steps)."""
     if not fns:
         raise ValueError("nothing to time: pass at least one function")
-    for f in fns.values():
-        f()
     best = {k: float("inf") for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                f()
-            best[k] = min(best[k], (time.perf_counter() - t0) / inner)
+    with torch.set_grad_enabled(grad):
+        for f in fns.values():
+            f()
+        for _ in range(repeats):
+            for k, f in fns.items():
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    f()
+                best[k] = min(best[k], (time.perf_counter() - t0) / inner)
     return best
 
 
