@@ -1,0 +1,460 @@
+"""Scaling laws in miniature: a family of GPTs, their losses, power-law fits, compute allocation.
+
+* FLOPs: a training step costs about ``6 N`` floating-point operations per token, where ``N``
+  is the number of parameters the token passes through (2 per multiply-add in the forward pass,
+  twice that in the backward pass). :func:`flops_per_token` splits a GPT's cost into the
+  non-embedding matrices (Kaplan et al.'s ``6 N``), the output layer and the attention scores;
+  :func:`step_flops` counts one real step with PyTorch's ``FlopCounterMode`` (tested equal).
+* The family: :class:`ModelSpec` sizes, :func:`train_family` trains each one on the same rows
+  with the same batches (the runner chapter 10 can reuse) and records its learning curve.
+* Fits: :func:`fit_power_law` fits ``L = (x_c / x)^alpha`` by least squares in log-log space
+  (Kaplan et al. 2020's form for ``L(N)``, ``L(D)`` and ``L(C)``); :func:`compute_frontier` takes
+  the lower envelope of all learning curves against compute; :func:`fit_allocation` fits the
+  compute-optimal size ``N_opt = k C^a`` along it (Hoffmann et al. 2022's approach 1) and
+  :func:`allocate` turns a budget into a size and a number of tokens -- the widget's callback.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..device import get_device
+from ..scale import pick
+from ..train import TrainConfig, fit, make_optimizer
+from ..transformer.blocks import count_parameters
+from ..transformer.gpt import GPT, GPTConfig
+from ..transformer.pretrain import lm_batches
+
+KAPLAN_ALPHA_N = 0.076   # Kaplan et al. (2020), L(N) = (N_c / N)^alpha_N
+KAPLAN_N_C = 8.8e13      # their N_c (non-embedding parameters)
+CHINCHILLA_TOKENS_PER_PARAM = 20.0  # Hoffmann et al. (2022): D_opt ~ 20 N_opt
+
+
+# ------------------------------------------------------------------------------ counting
+
+
+def non_embedding_params(model: GPT) -> int:
+    """Kaplan et al.'s ``N``: every parameter except the token and position embeddings (a tied
+    output layer is the token embedding, so it is not counted either)."""
+    n = count_parameters(model) - model.wte.weight.numel()
+    if isinstance(model.wpe, torch.nn.Embedding):
+        n -= model.wpe.weight.numel()
+    if not model.config.tie_weights:
+        n -= model.lm_head.weight.numel()
+    return n
+
+
+def matmul_params(config: GPTConfig) -> int:
+    """Weights of the blocks' matrix products: ``n_layer (4 d^2 + 2 d d_ff)`` (``12 n_layer d^2``
+    when ``d_ff = 4 d``): the ``N`` of ``6 N D`` (biases and norms add no multiply-adds)."""
+    d = config.d_model
+    return config.n_layer * (4 * d * d + 2 * d * config.d_ff)
+
+
+def flops_per_token(config: GPTConfig, context: int | None = None) -> dict[str, float]:
+    """Training FLOPs per token of a GPT, by part: ``{"6N", "output layer", "attention",
+    "total"}``. ``6N`` uses :func:`matmul_params`; the output layer is ``6 V d``; attention
+    scores and weighted sums cost ``6 n_layer n_ctx d`` (Kaplan et al.'s ``2 n_layer n_ctx d``
+    forward: a causal query sees ``n_ctx / 2`` keys on average, 2 products of ``2 d`` FLOPs each)."""
+    T = context or config.block_size
+    out = {"6N": 6.0 * matmul_params(config), "output layer": 6.0 * config.vocab_size * config.d_model,
+           "attention": 6.0 * config.n_layer * T * config.d_model}
+    out["total"] = sum(out.values())
+    return out
+
+
+def step_flops(model: GPT, batch: torch.Tensor) -> int:
+    """FLOPs of one forward and backward pass of ``model.loss(batch)`` as counted by
+    ``torch.utils.flop_counter.FlopCounterMode`` (matrix products only; on a CPU it does not
+    count the fused attention kernel)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        model.loss(batch).backward()
+    model.zero_grad(set_to_none=True)
+    return int(counter.get_total_flops())
+
+
+# ------------------------------------------------------------------------------ the family
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One member of the family."""
+
+    d_model: int
+    n_layer: int
+    n_head: int
+
+    @property
+    def name(self) -> str:
+        return f"d{self.d_model}-L{self.n_layer}"
+
+    def config(self, vocab_size: int, block_size: int) -> GPTConfig:
+        return GPTConfig(vocab_size=vocab_size, block_size=block_size, n_layer=self.n_layer, n_head=self.n_head,
+                         d_model=self.d_model)
+
+
+@dataclass(frozen=True)
+class FamilyPlan:
+    """Everything the scaling study changes with ``BOOK_SCALE``."""
+
+    specs: tuple[ModelSpec, ...]
+    tokens: int          # training tokens per model (the same for every size)
+    batch_size: int
+    block_size: int
+    lr: float
+    vocab_size: int      # byte-level BPE tokens
+    corpus_chars: int    # characters of the Part II corpus tokenised
+    tokenizer_chars: int  # characters the byte-level BPE is trained on
+
+
+def family_plan(scale: str | None = None) -> FamilyPlan:
+    """The family per scale. ``laptop``: six sizes of 2-layer models (non-embedding parameters
+    from ~6 thousand to ~0.2 million); ``gpu``: eight sizes up to ~25 million, 50x the tokens
+    (a preset, not run in this book's stored outputs)."""
+    m = ModelSpec
+    return pick(
+        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2), m(32, 1, 2)), 12_000, 16, 32, 3e-3, 512, 200_000,
+                      66_666),
+        laptop=FamilyPlan((m(16, 2, 2), m(24, 2, 2), m(32, 2, 4), m(48, 2, 4), m(64, 2, 4), m(96, 2, 4)),
+                          200_000, 16, 64, 2e-3, 1024, 1_000_000, 333_333),
+        gpu=FamilyPlan((m(32, 2, 4), m(64, 2, 4), m(96, 3, 4), m(128, 4, 4), m(192, 4, 6), m(256, 6, 8),
+                        m(384, 6, 8), m(512, 8, 8)), 10_000_000, 64, 128, 1e-3, 8192, 100_000_000, 5_000_000),
+        scale=scale)
+
+
+@dataclass
+class FamilyRun:
+    """One trained member: its size, learning curve and held-out loss."""
+
+    spec: ModelSpec
+    n_params: int                    # non-embedding (Kaplan's N)
+    tokens_per_step: int
+    step_loss: list[float]
+    heldout_loss: float
+    wall_s: float
+    flops_per_token: float           # 6 N (matmul parameters)
+    model: GPT | None = field(default=None, repr=False)
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """Tokens seen after each step."""
+        return self.tokens_per_step * np.arange(1, len(self.step_loss) + 1)
+
+    @property
+    def compute(self) -> np.ndarray:
+        """Training compute ``6 N D`` after each step."""
+        return self.flops_per_token * self.tokens
+
+
+@torch.no_grad()
+def heldout_loss(model: GPT, rows: torch.Tensor, batch_size: int = 64) -> float:
+    """Mean next-token loss over ``[n, block + 1]`` held-out rows."""
+    model.eval()
+    dev = model.device
+    total, n = 0.0, 0
+    for i in range(0, len(rows), batch_size):
+        b = rows[i:i + batch_size].to(dev)
+        total += float(model.loss(b)) * b[:, 1:].numel()
+        n += b[:, 1:].numel()
+    model.train()
+    return total / n
+
+
+def scheduled_loss(optimizer: torch.optim.Optimizer, steps: int, lr: float, warmup: float = 0.05,
+                   floor: float = 0.1):
+    """A ``loss_fn`` for :func:`companion.train.fit` that first sets the learning rate of the
+    step it is about to take: linear warm-up over ``warmup`` of the steps, then a cosine decay
+    to ``floor * lr`` at the last step (Kaplan et al.'s and Chinchilla's schedule shape)."""
+    state = {"step": 0}
+    n_warm = max(1, int(warmup * steps))
+
+    def loss_fn(model, batch):
+        t = state["step"]
+        if t < n_warm:
+            f = (t + 1) / n_warm
+        else:
+            f = floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, (t - n_warm) / max(1, steps - 1 - n_warm))))
+        for g in optimizer.param_groups:
+            g["lr"] = lr * f
+        state["step"] += 1
+        return model.loss(batch)
+
+    return loss_fn
+
+
+def train_family(specs: Sequence[ModelSpec], train_rows: torch.Tensor, heldout_rows: torch.Tensor, vocab_size: int,
+                 *, tokens: int, batch_size: int, lr: float, seed: int = 0, device: str | None = None,
+                 schedule: str = "constant", keep_models: bool = False, progress: bool = False) -> list[FamilyRun]:
+    """Train one GPT per spec on ``train_rows`` (``[n, block + 1]`` token ids, from
+    :func:`~companion.transformer.pretrain.pack_lm`) for ``tokens`` tokens each, with the same
+    seed, batches and constant learning rate (AdamW), then score ``heldout_rows``.
+
+    ``schedule="constant"`` keeps the learning rate at ``lr``, so every point of a learning
+    curve is a fair "what this much compute buys" (the frontier needs that); ``"cosine"`` warms
+    it up and decays it to a tenth by the last step (:func:`scaling.scheduled_loss`). Every model sees exactly the
+    same token stream, so the sizes differ in nothing else. When
+    ``tokens`` exceeds the rows, the stream repeats (a second epoch) -- avoid that for a clean
+    ``L(N)``: the training loss then stops estimating the held-out loss."""
+    if train_rows.dim() != 2 or heldout_rows.dim() != 2:
+        raise ValueError("train_rows and heldout_rows must be [n, block + 1] token-id tensors (use pack_lm)")
+    block = train_rows.shape[1] - 1
+    if int(train_rows.max()) >= vocab_size:
+        raise ValueError(f"token id {int(train_rows.max())} is outside the vocabulary of {vocab_size}")
+    per_step = batch_size * block
+    steps = tokens // per_step
+    if steps < 1:
+        raise ValueError(f"{tokens} tokens do not fill one batch of {batch_size} x {block}; train on more tokens")
+    if schedule not in ("cosine", "constant"):
+        raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+    runs = []
+    for spec in specs:
+        model = GPT(spec.config(vocab_size, block), seed=seed)
+        cfg = TrainConfig(epochs=10_000, max_steps=steps, lr=lr, optimizer="adamw", weight_decay=0.0, seed=seed,
+                          device=device, progress=progress)
+        model.to(get_device(device))
+        opt = make_optimizer(model.parameters(), cfg)
+        loss_fn = scheduled_loss(opt, steps, lr) if schedule == "cosine" else None
+        t0 = time.perf_counter()
+        hist = fit(model, lm_batches(train_rows, batch_size, seed), config=cfg, optimizer=opt, loss_fn=loss_fn)
+        wall = time.perf_counter() - t0
+        runs.append(FamilyRun(spec, non_embedding_params(model), per_step, list(hist.step_loss),
+                              heldout_loss(model, heldout_rows), wall, 6.0 * matmul_params(model.config),
+                              model if keep_models else None))
+    return runs
+
+
+def family_frame(runs: Sequence[FamilyRun]) -> pd.DataFrame:
+    """One row per model: sizes, N, tokens, compute, held-out loss, wall seconds."""
+    return pd.DataFrame([{"model": r.spec.name, "d_model": r.spec.d_model, "n_layer": r.spec.n_layer,
+                          "N (non-emb.)": r.n_params, "tokens": int(r.tokens[-1]), "C = 6ND": float(r.compute[-1]),
+                          "held-out loss": round(r.heldout_loss, 4), "wall s": round(r.wall_s, 1)}
+                         for r in runs]).set_index("model")
+
+
+# ------------------------------------------------------------------------------ fits
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    """``y = (x_c / x)^alpha``; ``alpha_se`` is the least-squares standard error of alpha."""
+
+    x_c: float
+    alpha: float
+    alpha_se: float = float("nan")
+
+    def __call__(self, x) -> np.ndarray | float:
+        return (self.x_c / np.asarray(x, dtype=float)) ** self.alpha
+
+    def inverse(self, y) -> np.ndarray | float:
+        """The ``x`` at which the law reaches ``y``."""
+        return self.x_c / np.asarray(y, dtype=float) ** (1 / self.alpha)
+
+
+def _check_xy(x, y) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
+        raise ValueError(f"x and y must be 1-D of the same length >= 2, got shapes {x.shape} and {y.shape}")
+    if not (np.all(x > 0) and np.all(y > 0) and np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("a power law is fitted in log-log space: x and y must be positive and finite")
+    if np.ptp(np.log(x)) == 0:
+        raise ValueError("all x are equal: a slope cannot be fitted")
+    return x, y
+
+
+def fit_power_law(x, y) -> PowerLaw:
+    """Least squares of ``log y = alpha log x_c - alpha log x``: slope ``-alpha``."""
+    x, y = _check_xy(x, y)
+    lx, ly = np.log(x), np.log(y)
+    A = np.stack([np.ones_like(lx), lx], 1)
+    (b0, b1), *_ = np.linalg.lstsq(A, ly, rcond=None)
+    alpha = -b1
+    se = float("nan")
+    if len(x) > 2:
+        resid = ly - A @ np.array([b0, b1])
+        se = float(np.sqrt(resid @ resid / (len(x) - 2) / ((lx - lx.mean()) ** 2).sum()))
+    return PowerLaw(float(np.exp(b0 / alpha)) if alpha != 0 else float("inf"), float(alpha), se)
+
+
+def leave_one_out(x, y) -> np.ndarray:
+    """The exponent refitted with each point left out in turn (a spread that needs no reruns)."""
+    x, y = _check_xy(x, y)
+    if len(x) < 3:
+        raise ValueError("leave-one-out needs at least 3 points")
+    keep = ~np.eye(len(x), dtype=bool)
+    return np.array([fit_power_law(x[k], y[k]).alpha for k in keep])
+
+
+def smooth_curve(values: Sequence[float], k: int) -> np.ndarray:
+    """Trailing running mean over ``k`` steps (the first ``k - 1`` points average what exists)."""
+    v = np.asarray(values, dtype=float)
+    c = np.cumsum(np.insert(v, 0, 0.0))
+    i = np.arange(1, len(v) + 1)
+    lo = np.maximum(i - k, 0)
+    return (c[i] - c[lo]) / (i - lo)
+
+
+def compute_frontier(runs: Sequence[FamilyRun], n_points: int = 40, smooth: int = 20,
+                     skip_steps: int = 10) -> pd.DataFrame:
+    """The lower envelope of the smoothed learning curves against compute ``C = 6 N D``:
+    at each of ``n_points`` log-spaced budgets, the lowest loss any model reached with that
+    much compute, and which model (``N``) it was. The budgets start at the smallest model's
+    ``skip_steps``-th step (the first steps are noise) and end at the largest budget any model
+    spent; a budget beyond a model's last step is out of that model's reach (so where a small
+    model still wins at its last step, the frontier jumps up: train longer)."""
+    if not runs:
+        raise ValueError("no runs: train a family first")
+    curves = [(r, r.compute, smooth_curve(r.step_loss, smooth)) for r in runs]
+    lo = min(c[min(skip_steps, len(c) - 1)] for _, c, _ in curves)
+    hi = max(c[-1] for _, c, _ in curves)
+    if not hi > lo:
+        raise ValueError("the learning curves do not span a range of compute; train for more steps")
+    rows = []
+    for C in np.geomspace(lo, hi, n_points):
+        best = None
+        for r, c, L in curves:
+            if c[0] <= C <= c[-1]:
+                loss = float(np.interp(np.log(C), np.log(c), L))
+                if best is None or loss < best[0]:
+                    best = (loss, r)
+        if best is not None:
+            rows.append({"C": float(C), "loss": best[0], "N": best[1].n_params, "model": best[1].spec.name})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Compute-optimal allocation fitted on our frontier: ``N_opt = k C^a`` and
+    ``L(C) = (C_c / C)^alpha_C`` (``C`` in FLOPs)."""
+
+    k: float
+    a: float
+    loss_law: PowerLaw
+    c_range: tuple[float, float]
+
+    def n_opt(self, C) -> np.ndarray | float:
+        return self.k * np.asarray(C, dtype=float) ** self.a
+
+
+def fit_allocation(frontier: pd.DataFrame) -> Allocation:
+    """Fit ``log N_opt = log k + a log C`` and the frontier's ``L(C)`` power law."""
+    if len(frontier) < 3 or frontier["N"].nunique() < 2:
+        raise ValueError("the frontier needs at least 3 budgets and 2 different winning sizes to fit N_opt(C)")
+    C, N = frontier["C"].to_numpy(), frontier["N"].to_numpy(dtype=float)
+    a, logk = np.polyfit(np.log(C), np.log(N), 1)
+    return Allocation(float(np.exp(logk)), float(a), fit_power_law(C, frontier["loss"].to_numpy()),
+                      (float(C.min()), float(C.max())))
+
+
+def allocate(C: float, alloc: Allocation) -> dict[str, float]:
+    """For a compute budget ``C`` (FLOPs): the fitted best size ``N``, tokens ``D = C / 6N``,
+    tokens per parameter, the predicted loss, and Chinchilla's rule-of-thumb split
+    (``D = 20 N``) beside it. ``extrapolated`` is 1.0 when ``C`` is outside the fitted range."""
+    if isinstance(C, bool) or not isinstance(C, (int, float, np.floating, np.integer)) or not math.isfinite(C) or C <= 0:
+        raise ValueError(f"the compute budget must be a positive number of FLOPs, got {C!r}")
+    N = float(alloc.n_opt(C))
+    D = C / (6 * N)
+    n_ch = math.sqrt(C / (6 * CHINCHILLA_TOKENS_PER_PARAM))
+    lo, hi = alloc.c_range
+    return {"C": float(C), "N": N, "D": D, "tokens_per_param": D / N, "loss": float(alloc.loss_law(C)),
+            "chinchilla_N": n_ch, "chinchilla_D": CHINCHILLA_TOKENS_PER_PARAM * n_ch,
+            "extrapolated": float(not lo <= C <= hi)}
+
+
+def allocation_html(alloc: Allocation, log10_C: float) -> str:
+    """The widget's text for a budget of ``10**log10_C`` FLOPs, or the error message."""
+    try:
+        if not isinstance(log10_C, (int, float)) or not math.isfinite(log10_C):
+            raise ValueError(f"log10 of the budget must be a finite number, got {log10_C!r}")
+        r = allocate(10.0 ** log10_C, alloc)
+    except (ValueError, TypeError, OverflowError) as err:
+        return f"<p><b>Cannot allocate:</b> {html.escape(str(err))}</p>"
+    note = " <i>(outside the fitted range: an extrapolation)</i>" if r["extrapolated"] else ""
+    return (f"<p>Budget C = {r['C']:.2e} FLOPs{note}<br>"
+            f"our fit: <b>N = {r['N']:,.0f}</b> non-embedding parameters, <b>D = {r['D']:,.0f}</b> tokens "
+            f"({r['tokens_per_param']:.1f} tokens per parameter), predicted loss {r['loss']:.3f}<br>"
+            f"Chinchilla's rule (20 tokens per parameter): N = {r['chinchilla_N']:,.0f}, "
+            f"D = {r['chinchilla_D']:,.0f}</p>")
+
+
+@dataclass
+class BudgetWidget:
+    """A log-scale budget slider and the allocation it implies (display the object itself)."""
+
+    alloc: Allocation
+    budget: object
+    output: object
+    box: object
+    calls: int = 0
+
+    def update(self, *_: object) -> None:
+        self.calls += 1
+        self.output.value = allocation_html(self.alloc, float(self.budget.value))
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a notebook front end
+        from IPython.display import display
+
+        display(self.box)
+
+
+def budget_widget(alloc: Allocation, log10_C: float | None = None) -> BudgetWidget:
+    """Pick ``log10`` of a compute budget; see the predicted best size and tokens from our fit."""
+    import ipywidgets as w
+
+    lo, hi = (math.log10(c) for c in alloc.c_range)
+    start = (lo + hi) / 2 if log10_C is None else log10_C
+    slider = w.FloatSlider(value=start, min=math.floor(lo) - 2, max=math.ceil(hi) + 4, step=0.1,
+                           description="log10 C", continuous_update=False)
+    out = w.HTML()
+    bw = BudgetWidget(alloc, slider, out, w.VBox([slider, out]))
+    slider.observe(bw.update, names="value")
+    bw.update()
+    return bw
+
+
+# ------------------------------------------------------------------------------ figure
+
+
+def plot_scaling(runs: Sequence[FamilyRun], law: PowerLaw, frontier: pd.DataFrame, alloc: Allocation,
+                 smooth: int = 20):
+    """Two log-log panels: held-out loss against N with the fitted line (Kaplan's slope for
+    comparison), and every learning curve against compute with the frontier and its fit."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    N = np.array([r.n_params for r in runs], dtype=float)
+    L = np.array([r.heldout_loss for r in runs])
+    a1.loglog(N, L, "o", color="C0", label="our models (held-out)")
+    xs = np.geomspace(N.min() / 1.5, N.max() * 1.5, 50)
+    a1.loglog(xs, law(xs), "-", color="C0", label=f"fit: alpha = {law.alpha:.3f}")
+    kap = L[-1] * (N[-1] / xs) ** KAPLAN_ALPHA_N
+    a1.loglog(xs, kap, "--", color="0.5", label=f"Kaplan's slope {KAPLAN_ALPHA_N} (through our largest)")
+    a1.set(xlabel="non-embedding parameters N", ylabel="loss (nats per token)", title="L(N)")
+    a1.legend(fontsize=8)
+    for i, r in enumerate(runs):
+        a2.loglog(r.compute, smooth_curve(r.step_loss, smooth), color=plt.cm.viridis(i / max(1, len(runs) - 1)),
+                  lw=1, label=r.spec.name)
+    a2.loglog(frontier["C"], frontier["loss"], "k-", lw=3, alpha=0.35, label="frontier")
+    cs = np.geomspace(frontier["C"].min(), frontier["C"].max(), 50)
+    a2.loglog(cs, alloc.loss_law(cs), "r--", lw=1, label=f"L(C) fit, alpha_C = {alloc.loss_law.alpha:.3f}")
+    a2.set(xlabel="training compute C = 6ND (FLOPs)", ylabel="training loss (smoothed)",
+           title="learning curves and the compute frontier")
+    a2.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["CHINCHILLA_TOKENS_PER_PARAM", "KAPLAN_ALPHA_N", "Allocation", "BudgetWidget", "FamilyPlan", "FamilyRun",
+           "ModelSpec", "PowerLaw", "allocate", "allocation_html", "budget_widget", "compute_frontier",
+           "family_frame", "family_plan", "fit_allocation", "fit_power_law", "flops_per_token", "heldout_loss",
+           "leave_one_out", "matmul_params", "non_embedding_params", "plot_scaling", "smooth_curve", "step_flops",
+           "train_family"]

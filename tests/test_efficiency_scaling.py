@@ -1,0 +1,174 @@
+"""Chapter 9: FLOP counts, power-law fits, the compute frontier and allocation, the family runner."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from companion.efficiency.scaling import (
+    Allocation,
+    FamilyRun,
+    ModelSpec,
+    PowerLaw,
+    allocate,
+    allocation_html,
+    budget_widget,
+    compute_frontier,
+    family_frame,
+    family_plan,
+    fit_allocation,
+    fit_power_law,
+    flops_per_token,
+    leave_one_out,
+    matmul_params,
+    non_embedding_params,
+    smooth_curve,
+    step_flops,
+    train_family,
+)
+from companion.transformer import GPT, GPTConfig
+from companion.transformer.blocks import count_parameters
+
+
+@pytest.mark.parametrize("d,L,V,T", [(16, 2, 50, 16), (24, 1, 37, 8)])
+def test_step_flops_equal_6N_plus_the_output_layer(d, L, V, T):
+    cfg = GPTConfig(vocab_size=V, block_size=T, n_layer=L, n_head=2, d_model=d)
+    model = GPT(cfg, seed=0)
+    B = 3
+    counted = step_flops(model, torch.randint(0, V - 3, (B, T + 1)))
+    per_tok = flops_per_token(cfg)
+    # the profiler counts the matrix products: 6 N per token plus the output layer (on a CPU it
+    # does not count the fused attention kernel)
+    assert counted == (per_tok["6N"] + per_tok["output layer"]) * B * T
+    assert matmul_params(cfg) == L * 12 * d * d
+
+
+def test_non_embedding_params():
+    cfg = GPTConfig(vocab_size=50, block_size=16, n_layer=2, n_head=2, d_model=16)
+    m = GPT(cfg)
+    n = non_embedding_params(m)
+    assert n == count_parameters(m) - 50 * 16 - 16 * 16
+    # matrices plus biases and norms: 12 L d^2 + 13 L d + final norm 2d
+    assert n == 12 * 2 * 16 * 16 + 13 * 2 * 16 + 2 * 16
+
+
+def test_power_law_fit_recovers_its_exponent():
+    rng = np.random.default_rng(0)
+    N = np.geomspace(1e4, 1e7, 8)
+    L = (8.8e13 / N) ** 0.076 * np.exp(rng.normal(0, 0.002, len(N)))
+    law = fit_power_law(N, L)
+    assert law.alpha == pytest.approx(0.076, abs=0.003)
+    assert abs(law.alpha - 0.076) < 3 * law.alpha_se + 1e-4
+    exact = fit_power_law(N, (1e5 / N) ** 0.3)
+    assert exact.alpha == pytest.approx(0.3) and exact.x_c == pytest.approx(1e5)
+    assert exact(1e5) == pytest.approx(1.0) and exact.inverse(1.0) == pytest.approx(1e5)
+    loo = leave_one_out(N, L)
+    assert len(loo) == 8 and np.ptp(loo) < 0.01
+    with pytest.raises(ValueError, match="positive"):
+        fit_power_law([1, 2, 3], [1, 0, 2])
+    with pytest.raises(ValueError, match="same length"):
+        fit_power_law([1, 2], [1, 2, 3])
+
+
+def test_smooth_curve():
+    assert np.allclose(smooth_curve([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
+
+
+def _synthetic_runs():
+    """Curves from L(N, D) = (N_c/N)^0.3 + (D_c/D)^0.3 + 1: small models flatten early."""
+    runs = []
+    for N in (1e3, 4e3, 1.6e4, 6.4e4):
+        steps = 3000
+        D = 100 * np.arange(1, steps + 1)
+        L = (1e5 / N) ** 0.3 + (1e5 / D) ** 0.3 + 1
+        runs.append(FamilyRun(ModelSpec(8, 1, 1), int(N), 100, list(L), float(L[-1]), 0.0, 6 * N))
+    return runs
+
+
+def test_frontier_and_allocation_on_synthetic_curves():
+    runs = _synthetic_runs()
+    fr = compute_frontier(runs, n_points=30, smooth=1)
+    assert fr["C"].is_monotonic_increasing and fr["loss"].is_monotonic_decreasing
+    # the best size grows with the budget
+    assert fr["N"].iloc[0] < fr["N"].iloc[-1] and fr["N"].is_monotonic_increasing
+    alloc = fit_allocation(fr)
+    assert 0 < alloc.a < 1
+    r = allocate(1e9, alloc)
+    assert r["N"] == pytest.approx(alloc.k * 1e9**alloc.a)
+    assert r["D"] * 6 * r["N"] == pytest.approx(1e9)
+    assert r["chinchilla_D"] == pytest.approx(20 * r["chinchilla_N"])
+    assert 6 * r["chinchilla_N"] * r["chinchilla_D"] == pytest.approx(1e9)
+    for bad in (0, -1.0, float("nan"), "1e9", True):
+        with pytest.raises(ValueError, match="positive number of FLOPs"):
+            allocate(bad, alloc)
+
+
+def test_widget_callback_error_then_recovery(monkeypatch):
+    pytest.importorskip("ipywidgets")
+    from companion.efficiency import scaling
+
+    alloc = Allocation(k=2.0, a=0.5, loss_law=PowerLaw(1e3, 0.1), c_range=(1e6, 1e9))
+    assert "Cannot allocate" in allocation_html(alloc, float("inf"))
+    w = budget_widget(alloc, log10_C=7.0)
+    assert "N = 6,325" in w.output.value  # 2 * sqrt(1e7)
+    real, state = scaling.allocate, {"failed": False}
+
+    def flaky(*args, **kwargs):
+        if not state["failed"]:
+            state["failed"] = True
+            raise ValueError("a planted failure")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scaling, "allocate", flaky)
+    w.budget.value = 8.0
+    assert "Cannot allocate" in w.output.value and "planted" in w.output.value
+    w.budget.value = 8.5  # the next change answers again
+    assert "our fit" in w.output.value and "extrapolation" not in w.output.value
+    w.budget.value = 10.5
+    assert "extrapolation" in w.output.value and w.calls == 4
+
+
+def test_train_family_runs_and_reports():
+    g = torch.Generator().manual_seed(0)
+    rows = torch.randint(0, 20, (40, 9), generator=g)
+    specs = [ModelSpec(8, 1, 2), ModelSpec(16, 1, 2)]
+    runs = train_family(specs, rows[:32], rows[32:], 23, tokens=8 * 4 * 6, batch_size=4, lr=3e-3,
+                        device="cpu")
+    assert [len(r.step_loss) for r in runs] == [6, 6]
+    assert runs[0].n_params < runs[1].n_params
+    assert runs[1].tokens[-1] == 6 * 32 and runs[1].compute[-1] == 6 * matmul_params(
+        specs[1].config(23, 8)) * 6 * 32
+    assert all(math.isfinite(r.heldout_loss) for r in runs)
+    assert list(family_frame(runs).index) == ["d8-L1", "d16-L1"]
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        train_family(specs, rows, rows, 10, tokens=100, batch_size=4, lr=1e-3)
+    with pytest.raises(ValueError, match="one batch"):
+        train_family(specs, rows, rows, 23, tokens=3, batch_size=4, lr=1e-3)
+
+
+def test_family_plans_grow_with_scale():
+    ci, lap, gpu = (family_plan(s) for s in ("ci", "laptop", "gpu"))
+    assert len(lap.specs) >= 6 and len(gpu.specs) >= 8
+    n = [12 * s.n_layer * s.d_model**2 for s in lap.specs]
+    assert n == sorted(n) and n[-1] / n[0] >= 30
+    assert gpu.tokens > lap.tokens > ci.tokens
+
+
+def test_scheduled_loss_warms_up_then_decays():
+    from companion.efficiency.scaling import scheduled_loss
+
+    model = GPT(GPTConfig(vocab_size=20, block_size=4, n_layer=1, n_head=1, d_model=4))
+    opt = torch.optim.AdamW(model.parameters(), lr=1.0)
+    fn = scheduled_loss(opt, steps=100, lr=2.0, warmup=0.1, floor=0.1)
+    batch = torch.randint(0, 17, (2, 5))
+    lrs = []
+    for _ in range(100):
+        fn(model, batch)
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs[0] == pytest.approx(0.2) and lrs[9] == pytest.approx(2.0)
+    assert all(a >= b for a, b in itertools.pairwise(lrs[9:]))
+    assert lrs[-1] == pytest.approx(0.2, rel=1e-3)
