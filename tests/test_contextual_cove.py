@@ -35,7 +35,7 @@ def _model(seed=0, d_hidden=8):
 
 
 def test_shapes_and_padding_do_not_change_a_sentences_states():
-    model, src, tgt = _model()
+    model, src, _ = _model()
     model.eval()
     feats = CoVeFeatures(model, src)
     alone = feats.tokens([["a", "b", "c"]])[0]
