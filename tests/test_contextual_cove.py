@@ -57,6 +57,21 @@ def test_attention_ignores_padding_and_sums_to_one():
     assert torch.allclose(ctx[0], alpha[0, :2] @ keys[0, :2])
 
 
+def test_without_input_feeding_all_steps_at_once_equal_the_step_loop():
+    glove = np.random.default_rng(0).standard_normal((len(WORDS), 5)).astype(np.float32)
+    model = CoVe(CoVeConfig(tgt_vocab=9, d_hidden=6, d_tgt_emb=4, input_feeding=False), glove).eval()
+    src, lens = _src([["a", "b", "c"], ["d"]], glove_vocab(WORDS))
+    tgt_in = torch.tensor([[2, 5, 6, 7], [2, 8, 0, 0]])
+    logits, alpha = model(src, lens, tgt_in)
+    keys = model.encode(src, lens)
+    mask = torch.arange(3)[None] < lens[:, None]
+    state, feed = None, None
+    for t in range(4):
+        feed, state, a = model._step(tgt_in[:, t], feed, state, keys, mask)
+        assert torch.allclose(model.out(feed), logits[:, t], atol=1e-5)
+        assert torch.allclose(a, alpha[:, t], atol=1e-6)
+
+
 def test_a_tiny_model_learns_to_copy():
     """Copying a shuffled 3-word sentence is learnable only through the attention."""
     model, src, tgt = _model(d_hidden=16)

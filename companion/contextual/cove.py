@@ -14,6 +14,11 @@ attentional state ``h~_{t-1}`` ("input feeding"), attention over the encoder sta
 and a softmax over the German vocabulary read from ``h~_t``. (The decoder starts from zero states:
 the attention carries the source. The paper starts it from the encoder's last states.)
 
+Input feeding makes the decoder a loop of one-step LSTM calls, slow on a CPU. With
+``input_feeding=False`` the decoder reads only the previous word, so one LSTM call covers every
+step and the attention is computed for all steps at once (Luong et al.'s plain global
+attention): the laptop preset's choice, several times faster per step.
+
 Example::
 
     pairs = load_multi30k()["train"]
@@ -106,6 +111,7 @@ class CoVeConfig:
     n_layers: int = 2
     d_tgt_emb: int = 64
     dropout: float = 0.1
+    input_feeding: bool = True  # False: one LSTM call for all decoder steps (faster on CPU)
 
     def __post_init__(self) -> None:
         for name in ("tgt_vocab", "d_hidden", "n_layers", "d_tgt_emb"):
@@ -154,7 +160,7 @@ class CoVe(nn.Module):
         self.encoder = nn.LSTM(d_in, c.d_hidden, c.n_layers, batch_first=True, bidirectional=True,
                                dropout=c.dropout if c.n_layers > 1 else 0.0)
         self.tgt_emb = nn.Embedding(c.tgt_vocab, c.d_tgt_emb, padding_idx=0)
-        self.decoder = nn.LSTM(c.d_tgt_emb + d_enc, d_enc, c.n_layers, batch_first=True,
+        self.decoder = nn.LSTM(c.d_tgt_emb + (d_enc if c.input_feeding else 0), d_enc, c.n_layers, batch_first=True,
                                dropout=c.dropout if c.n_layers > 1 else 0.0)
         self.W1 = nn.Linear(d_enc, d_enc)  # query projection of the attention
         self.W2 = nn.Linear(2 * d_enc, d_enc)  # [context; h] -> attentional state
@@ -178,17 +184,30 @@ class CoVe(nn.Module):
         return pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])[0]
 
     def _step(self, y_prev, feed, state, keys, mask):
-        x = torch.cat([self.drop(self.tgt_emb(y_prev)), feed], -1).unsqueeze(1)
-        h, state = self.decoder(x, state)
+        x = self.drop(self.tgt_emb(y_prev))
+        if self.config.input_feeding:
+            x = torch.cat([x, feed], -1)
+        h, state = self.decoder(x.unsqueeze(1), state)
         h = h.squeeze(1)
         context, alpha = general_attention(h, keys, self.W1, mask)
         h_tilde = torch.tanh(self.W2(torch.cat([context, h], -1)))
         return h_tilde, state, alpha
 
+    def _all_steps(self, tgt_in, keys, mask):
+        """Without input feeding: every decoder step in one LSTM call, attention batched."""
+        h, _ = self.decoder(self.drop(self.tgt_emb(tgt_in)))  # [B, T_tgt, d_enc]
+        scores = torch.einsum("bsd,btd->bts", keys, self.W1(h)).masked_fill(~mask[:, None], float("-inf"))
+        alpha = scores.softmax(-1)
+        context = alpha @ keys
+        return torch.tanh(self.W2(torch.cat([context, h], -1))), alpha
+
     def forward(self, src, lengths, tgt_in) -> tuple[torch.Tensor, torch.Tensor]:
         """Teacher forcing: ``(logits [B, T_tgt, V], attention [B, T_tgt, T_src])``."""
         keys = self.encode(src, lengths)
         mask = torch.arange(src.shape[1], device=src.device)[None] < lengths[:, None].to(src.device)
+        if not self.config.input_feeding:
+            h_tilde, alpha = self._all_steps(tgt_in, keys, mask)
+            return self.out(self.drop(h_tilde)), alpha
         feed = keys.new_zeros(len(src), self.d_out)
         state, outs, alphas = None, [], []
         for t in range(tgt_in.shape[1]):
