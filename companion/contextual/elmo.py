@@ -33,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,10 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+# torch warns once per process that its oneDNN path has no LSTM projections and falls back to
+# its default kernels (correct, as fast as an LSTM of `cells` units here): not the reader's concern.
+warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
 # character ids: 0 padding, then the word and sentence marks, then 256 bytes
 CHAR_PAD, BOW, EOW, BOS_CHAR, EOS_CHAR = 0, 1, 2, 3, 4
