@@ -26,6 +26,8 @@ from companion.contextual.elmo import (
 )
 from companion.train import TrainConfig, fit
 
+pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
+
 SENTS = [["The", "cat", "sat", "."], ["A", "dog", "ran", "home", "."], ["The", "dog", "sat", "."]] * 4
 
 
