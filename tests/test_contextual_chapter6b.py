@@ -48,6 +48,12 @@ def test_tagging_diff_sees_a_real_gap_and_not_a_null_one():
         c6.tagging_diff(_runs(0.0), "NER", 99, "TagLM (top layer)", "GloVe")
     summary = c6.tagging_summary(_runs(0.2))
     assert summary.loc[("NER", 10, "GloVe"), "seeds"] == 2
+    S = c6.sizes("ci")
+    import dataclasses
+
+    rows = c6.tagging_scores(_runs(0.2), dataclasses.replace(S, tag_train=10))
+    assert rows["GloVe"]["NER F1 (10 sent.)"] == summary.loc[("NER", 10, "GloVe"), "F1"]
+    assert rows["ELMo (scalar mix)"] == {}
 
 
 def test_pseudoword_probe_reads_the_context():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from companion.contextual.figures import (
+    context_notes,
     draw_bilm,
     occurrences,
     pca_2d,
@@ -85,6 +86,7 @@ def test_figures_draw(tmp_path):
     plot_attention(None, np.eye(3), ["a", "b", "c"], ["x", "y"])
     occ = occurrences(POOL, ["bank", "river"], per_word=5)
     assert sorted(occ) == [(0, 1, "river"), (0, 2, "bank"), (1, 1, "bank"), (2, 1, "river")]
+    assert context_notes(POOL, occ, every=2) == ["the river bank flooded", "", "the river bank", ""]
     with pytest.raises(ValueError, match="does not occur"):
         occurrences(POOL, ["whale"], per_word=2)
     import matplotlib.pyplot as plt

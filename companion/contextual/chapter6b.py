@@ -418,6 +418,23 @@ def tagging_claims(runs: pd.DataFrame, S: Sizes) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("claim")
 
 
+def tagging_scores(runs: pd.DataFrame, S: Sizes) -> dict[str, dict[str, float]]:
+    """One ``tagging`` table row per variant: mean test F1 and its sd over seeds, per task and
+    number of labelled sentences (columns like ``"NER F1 (800 sent.)"``)."""
+    summary = tagging_summary(runs)
+    out: dict[str, dict[str, float]] = {}
+    for variant in VARIANTS:
+        scores = {}
+        for task in TAG_TASKS:
+            for n in (S.tag_train, S.tag_few):
+                if (task, n, variant) in summary.index:
+                    r = summary.loc[(task, n, variant)]
+                    scores[f"{task} F1 ({n} sent.)"] = float(r["F1"])
+                    scores[f"{task} F1 sd ({n} sent.)"] = float(r["sd"])
+        out[variant] = scores
+    return out
+
+
 def mix_weights(runs: pd.DataFrame) -> dict[str, np.ndarray]:
     """The scalar mix's learned softmax(s) per task, averaged over seeds."""
     out = {}

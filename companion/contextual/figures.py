@@ -104,6 +104,13 @@ def occurrences(sentences: Sequence[Sequence[str]], targets: Sequence[str], per_
     return out
 
 
+def context_notes(sentences: Sequence[Sequence[str]], occ: Sequence[tuple[int, int, str]], every: int = 6,
+                  width: int = 2) -> list[str]:
+    """A short context ("... w ...") for every ``every``-th occurrence, "" for the others."""
+    return [" ".join(sentences[i][max(0, j - width): j + width]) if k % every == 0 else ""
+            for k, (i, j, _) in enumerate(occ)]
+
+
 def pca_2d(x: np.ndarray) -> np.ndarray:
     """The first two principal components of the rows of ``x`` (centred; sign fixed)."""
     x = np.asarray(x, dtype=np.float64)
@@ -141,4 +148,4 @@ def plot_attention(ax, alpha: np.ndarray, source: Sequence[str], target: Sequenc
     return fig
 
 
-__all__ = ["draw_bilm", "occurrences", "pca_2d", "plot_attention", "plot_context_map", "plot_mix_weights"]
+__all__ = ["context_notes", "draw_bilm", "occurrences", "pca_2d", "plot_attention", "plot_context_map", "plot_mix_weights"]
