@@ -83,11 +83,11 @@ def _precision_cases() -> list[Case]:
         return b.correct[n - 1] / b.total[n - 1] if b.total[n - 1] else 0.0
 
     cases = [
-        ("the the the the the the the".split(), "the cat is on the mat".split(), 1,
+        (["the", "the", "the", "the", "the", "the", "the"], ["the", "cat", "is", "on", "the", "mat"], 1,
          "Papineni et al.'s example: 'the' seven times"),
-        ("the cat sat on the mat".split(), "the cat is on the mat".split(), 1, "an ordinary sentence"),
-        ("the cat the cat".split(), "the cat is on the mat".split(), 2, "a repeated bigram"),
-        ("ein hund läuft".split(), "ein hund rennt".split(), 2, "German bigrams"),
+        (["the", "cat", "sat", "on", "the", "mat"], ["the", "cat", "is", "on", "the", "mat"], 1, "an ordinary sentence"),
+        (["the", "cat", "the", "cat"], ["the", "cat", "is", "on", "the", "mat"], 2, "a repeated bigram"),
+        (["ein", "hund", "läuft"], ["ein", "hund", "rennt"], 2, "German bigrams"),
         (["a"], ["a", "b"], 2, "no bigram in the hypothesis"),
     ]
     return [Case(args=(h, r, n), expected=reference_value(h, r, n), label=lab) for h, r, n, lab in cases]
