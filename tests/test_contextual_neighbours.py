@@ -14,7 +14,7 @@ from companion.contextual.figures import (
     plot_context_map,
     plot_mix_weights,
 )
-from companion.contextual.widget import (
+from companion.contextual.neighbours import (
     ContextPool,
     contextual_neighbours,
     neighbours_widget,
