@@ -44,9 +44,10 @@ def unanswered_check(exercise_id, **kw):
 def test_chapter_modules_are_discovered():
     assert "ch00" in exercises.discover()
     assert "ch00.type_token_ratio" in ALL_IDS
-    # every chNN module registered at least one exercise with its own chapter prefix
+    # every chNN module registered at least one exercise with its own chapter prefix (a split
+    # chapter's second module, chNNb.py, registers chNN.b_* ids)
     for mod in exercises.discover():
-        assert any(i.startswith(mod + ".") for i in ALL_IDS), f"{mod}.py registers no {mod}.* exercise"
+        assert any(i.startswith(mod[:4] + ".") for i in ALL_IDS), f"{mod}.py registers no {mod[:4]}.* exercise"
 
 
 @pytest.mark.parametrize("exercise_id", ALL_IDS)

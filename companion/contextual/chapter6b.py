@@ -1,0 +1,541 @@
+"""Chapter 6b's runs and bookkeeping (CoVe, ELMo, TagLM), so the notebook's cells stay short.
+
+The models live in :mod:`.cove`, :mod:`.elmo` and :mod:`.taglm`; this module picks the sizes per
+``BOOK_SCALE``, loads the data, trains, and computes the claim checks with their spread:
+
+* :func:`sizes` -- every size of the run (ci / laptop / gpu);
+* :func:`mt_data`, :func:`train_cove`, :func:`cove_bleu` -- CoVe's translation model;
+* :func:`lm_sentences`, :func:`train_bilm` -- ELMo's biLM on Part II's corpus;
+* :func:`layer_probes`, :func:`pseudoword_probe` -- which layer knows what;
+* :func:`tagging_runs` -- TagLM / ELMo in the BiLSTM tagger, with few and more labels;
+* :func:`paired_runs_diff`, :func:`seed_diff` -- differences with their spread.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..scale import pick
+from ..train import History, TrainConfig, fit
+from .cove import (
+    CoVe,
+    CoVeConfig,
+    TargetVocab,
+    corpus_bleu,
+    glove_vocab,
+    tokenize,
+    translate_sentences,
+    translation_batches,
+)
+from .elmo import BiLM, BiLMConfig, ElmoLayers, WordVocab, lm_batches, word_tokens
+from .taglm import (
+    LMFeatureCache,
+    TaggerConfig,
+    TaggerData,
+    glove_rows_for,
+    train_tagger,
+)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Every size of chapter 6b's run."""
+
+    # CoVe
+    mt_pairs: int  # Multi30k training pairs used (29,000 = all)
+    mt_steps: int
+    cove_hidden: int  # per direction
+    tgt_vocab: int
+    input_feeding: bool
+    bleu_sentences: int
+    # ELMo
+    lm_sentences: int
+    lm_heldout: int
+    lm_steps: int
+    lm_batch: int
+    lm_vocab: int
+    d: int
+    cells: int
+    # probes
+    probe_train_tokens: int
+    probe_eval_tokens: int
+    pseudo_per_word: int
+    # tagging
+    tag_train: int
+    tag_few: int
+    tag_dev: int
+    tag_test: int
+    tag_epochs: int
+    seeds: tuple[int, ...]
+    # sentence probes
+    senteval_seeds: tuple[int, ...]
+    pool_sentences: int
+
+
+def sizes(scale: str | None = None) -> Sizes:
+    """The run's sizes for ``BOOK_SCALE`` (or ``scale``). gpu: written, not yet run."""
+    return pick(
+        ci=Sizes(mt_pairs=2000, mt_steps=30, cove_hidden=32, tgt_vocab=1000, input_feeding=False,
+                 bleu_sentences=100, lm_sentences=1500, lm_heldout=200, lm_steps=30, lm_batch=32,
+                 lm_vocab=2000, d=32, cells=64, probe_train_tokens=2000, probe_eval_tokens=1000,
+                 pseudo_per_word=30, tag_train=120, tag_few=40, tag_dev=60, tag_test=150, tag_epochs=2,
+                 seeds=(0,), senteval_seeds=(0, 1), pool_sentences=300),
+        laptop=Sizes(mt_pairs=29000, mt_steps=420, cove_hidden=64, tgt_vocab=3000, input_feeding=False,
+                     bleu_sentences=1000, lm_sentences=30000, lm_heldout=1000, lm_steps=350, lm_batch=32,
+                     lm_vocab=4000, d=64, cells=128, probe_train_tokens=10000, probe_eval_tokens=5000,
+                     pseudo_per_word=100, tag_train=800, tag_few=100, tag_dev=300, tag_test=800,
+                     tag_epochs=5, seeds=(0, 1), senteval_seeds=(0, 1, 2, 3, 4), pool_sentences=3000),
+        gpu=Sizes(mt_pairs=29000, mt_steps=6000, cove_hidden=300, tgt_vocab=10000, input_feeding=True,
+                  bleu_sentences=1000, lm_sentences=250000, lm_heldout=5000, lm_steps=30000, lm_batch=128,
+                  lm_vocab=40000, d=256, cells=1024, probe_train_tokens=50000, probe_eval_tokens=20000,
+                  pseudo_per_word=300, tag_train=14041, tag_few=200, tag_dev=3250, tag_test=3453,
+                  tag_epochs=15, seeds=(0, 1, 2), senteval_seeds=(0, 1, 2, 3, 4), pool_sentences=20000),
+        scale=scale,
+    )
+
+
+# --------------------------------------------------------------------------- CoVe
+@dataclass
+class MTData:
+    train: list[tuple[list[str], list[str]]]
+    test: list[tuple[list[str], list[str]]]
+    src: TargetVocab
+    tgt: TargetVocab
+
+
+def mt_data(words: Sequence[str], S: Sizes) -> MTData:
+    """Multi30k en -> de, lower-cased and tokenized; the encoder's vocabulary is GloVe's."""
+    from ..data.parallel import load_multi30k
+
+    d = load_multi30k("en", "de")
+    train = [(tokenize(e), tokenize(g)) for e, g in d["train"][: S.mt_pairs]]
+    test = [(tokenize(e), tokenize(g)) for e, g in d["test"][: S.bleu_sentences]]
+    tgt = TargetVocab.build([g for _, g in train], max_size=S.tgt_vocab, min_count=2)
+    return MTData(train, test, glove_vocab(words), tgt)
+
+
+def build_cove(glove: np.ndarray, mt: MTData, S: Sizes, seed: int = 0) -> CoVe:
+    cfg = CoVeConfig(tgt_vocab=len(mt.tgt), d_hidden=S.cove_hidden, input_feeding=S.input_feeding)
+    return CoVe(cfg, glove, seed=seed)
+
+
+def train_cove(glove: np.ndarray, mt: MTData, S: Sizes, seed: int = 0, device: str | None = None
+               ) -> tuple[CoVe, History]:
+    """Train the MT-LSTM for ``S.mt_steps`` steps of 64 pairs (Adam, lr 8e-3: at 200 steps on
+    Multi30k, 1e-2 had reached a loss of 4.35 and 3e-3 only 4.66)."""
+    model = build_cove(glove, mt, S, seed)
+    hist = fit(model, lambda e: translation_batches(mt.train, mt.src, mt.tgt, 64, seed=seed + e),
+               config=TrainConfig(epochs=100, lr=8e-3, max_steps=S.mt_steps, seed=seed, device=device,
+                                  clip_grad_norm=5.0))
+    return model, hist
+
+
+def cove_bleu(model: CoVe, mt: MTData):
+    """Greedy translations of the test sentences and their corpus BLEU (ours)."""
+    hyps = translate_sentences(model, [e for e, _ in mt.test], mt.src, mt.tgt)
+    return corpus_bleu(hyps, [g for _, g in mt.test]), hyps
+
+
+def attention_of(model: CoVe, mt: MTData, sentence: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """One greedy translation's attention ``[T_tgt, T_src]`` and its German words."""
+    from .cove import encode_source
+
+    model.eval()
+    ids, lens = encode_source([list(sentence)], mt.src)
+    out, alpha = model.translate(ids, lens)
+    words = mt.tgt.decode(out[0].tolist())
+    return alpha[0, : len(words)].numpy(), words
+
+
+# --------------------------------------------------------------------------- ELMo
+@dataclass
+class LMData:
+    train: list[list[str]]
+    heldout: list[list[str]]
+    pool: list[list[str]]  # sentences the biLM never trained on (probes, maps, widget)
+
+
+def lm_sentences(S: Sizes, seed: int = 0) -> LMData:
+    """Sentences of Part II's pre-training corpus, tokenized (case kept), 3-40 tokens: a random
+    training sample, held-out documents' sentences, and a pool of unused training sentences."""
+    from ..data.lm_corpora import load_pretraining_corpus
+
+    train_sents = [s for d in load_pretraining_corpus("train") for s in d]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(train_sents))
+    picked, rest = [], []
+    for i in order:
+        toks = word_tokens(train_sents[i])
+        if 3 <= len(toks) <= 40:
+            (picked if len(picked) < S.lm_sentences else rest).append(toks)
+        if len(rest) >= max(S.pool_sentences * 20, 60_000):
+            break
+    held = [word_tokens(s) for d in load_pretraining_corpus("heldout") for s in d]
+    held = [s for s in held if 3 <= len(s) <= 40][: S.lm_heldout]
+    return LMData(picked, held, rest)
+
+
+def train_bilm(data: LMData, S: Sizes, seed: int = 0, device: str | None = None):
+    """Train the biLM for ``S.lm_steps`` steps (Adam, lr 1e-3); returns ``(model, vocab, history,
+    heldout ppl)``. At lr 4e-3 a 150-step run sat at the unigram loss with LSTM states that a
+    linear probe could not read at all (POS at the majority-tag rate): the token layer's outputs
+    grew and saturated the LSTMs' gates."""
+    vocab = WordVocab.build(data.train, S.lm_vocab)
+    model = BiLM(BiLMConfig(vocab_size=len(vocab), d=S.d, cells=S.cells), seed=seed)
+    hist = fit(model, lambda e: lm_batches(data.train, vocab, S.lm_batch, seed=seed + e),
+               config=TrainConfig(epochs=100, lr=1e-3, max_steps=S.lm_steps, seed=seed, device=device,
+                                  clip_grad_norm=1.0))
+    ppl = model.perplexity(lm_batches(data.heldout, vocab, 64, seed=0))
+    return model, vocab, hist, ppl
+
+
+# --------------------------------------------------------------------------- layer probes
+def _subsample(sentences, max_tokens: int, seed: int):
+    order = np.random.default_rng(seed).permutation(len(sentences))
+    out, n = [], 0
+    for i in order:
+        if n >= max_tokens:
+            break
+        out.append(sentences[i])
+        n += len(sentences[i].tokens)
+    return out
+
+
+def _fit_predict(x_tr, y_tr, x_te, c: float = 1.0):
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    mu, sd = x_tr.mean(0), x_tr.std(0) + 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = LogisticRegression(C=c, max_iter=300).fit((x_tr - mu) / sd, y_tr)
+    return clf.predict((x_te - mu) / sd)
+
+
+def _sentence_stats(gold, pred, spans: bool) -> np.ndarray:
+    """Per test sentence: (correct, predicted, true) spans, or (correct tokens, tokens, tokens)."""
+    from ..evaluate.tagging import get_entities
+
+    rows = []
+    for g, p in zip(gold, pred):
+        if spans:
+            tg, tp = set(get_entities(list(g))), set(get_entities(list(p)))
+            rows.append((len(tg & tp), len(tp), len(tg)))
+        else:
+            c = sum(a == b for a, b in zip(g, p))
+            rows.append((c, len(g), len(g)))
+    return np.array(rows, dtype=float)
+
+
+def _score(stats: np.ndarray, spans: bool) -> float:
+    c, p, t = stats.sum(0)
+    if not spans:
+        return 100 * c / p
+    prec, rec = (c / p if p else 0.0), (c / t if t else 0.0)
+    return 100 * 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+
+
+@dataclass
+class LayerProbe:
+    task: str
+    metric: str
+    scores: list[float]  # per layer
+    stats: list[np.ndarray]  # per layer, per test sentence (for the bootstrap)
+    spans: bool
+
+    def diff(self, a: int, b: int, n_boot: int = 1000, seed: int = 0) -> tuple[float, float, float]:
+        """Layer ``a``'s score minus layer ``b``'s, with a paired bootstrap 95 % interval over
+        test sentences."""
+        rng = np.random.default_rng(seed)
+        n = len(self.stats[a])
+        boots = []
+        for _ in range(n_boot):
+            i = rng.integers(0, n, n)
+            boots.append(_score(self.stats[a][i], self.spans) - _score(self.stats[b][i], self.spans))
+        lo, hi = np.percentile(boots, [2.5, 97.5])
+        return self.scores[a] - self.scores[b], float(lo), float(hi)
+
+
+def probe_layers(extract: Callable, task: str, S: Sizes, seed: int = 0) -> LayerProbe:
+    """A linear probe (logistic regression, C = 1, standardised features) per biLM layer, from
+    each token's vector to its tag; ``task`` is a :func:`companion.data.load_tagging` name."""
+    from ..data.tasks import load_tagging
+
+    data = load_tagging(task)
+    spans = task != "brown_pos" and task != "ptb_pos"
+    tr = _subsample(data["train"], S.probe_train_tokens, seed)
+    te = _subsample(data["test"], S.probe_eval_tokens, 0)
+    f_tr, f_te = extract([list(s.tokens) for s in tr]), extract([list(s.tokens) for s in te])
+    y_tr = np.array([t for s in tr for t in s.tags])
+    scores, stats = [], []
+    for layer in range(f_tr[0].shape[0]):
+        x_tr = np.concatenate([f[layer] for f in f_tr]).astype(np.float32)
+        x_te = np.concatenate([f[layer] for f in f_te]).astype(np.float32)
+        flat = _fit_predict(x_tr, y_tr, x_te)
+        pred, k = [], 0
+        for s in te:
+            pred.append(list(flat[k:k + len(s.tokens)]))
+            k += len(s.tokens)
+        st = _sentence_stats([s.tags for s in te], pred, spans)
+        scores.append(_score(st, spans))
+        stats.append(st)
+    return LayerProbe(task, "span F1" if spans else "accuracy", scores, stats, spans)
+
+
+PSEUDO_PAIRS = (("money", "water"), ("city", "music"), ("war", "food"), ("house", "night"),
+                ("land", "school"), ("sea", "day"))
+
+
+def pseudoword_probe(extract: Callable, pool: Sequence[Sequence[str]], S: Sizes,
+                     pairs: Sequence[tuple[str, str]] = PSEUDO_PAIRS, seed: int = 0) -> pd.DataFrame:
+    """Pseudo-word disambiguation, our proxy for word-sense disambiguation (Gale, Church &
+    Yarowsky 1992; Schuetze 1998): in sentences holding word a or word b, the word is replaced by
+    one made-up token "a/b", so its spelling tells nothing; a linear probe on the token's vector
+    at each layer must recover which word stood there from the context alone (5-fold
+    cross-validated accuracy, balanced classes: chance is 50 %). One row per pair."""
+    from sklearn.model_selection import StratifiedKFold
+
+    wanted = {w for p in pairs for w in p}
+    where: dict[str, list[tuple[list[str], int]]] = {w: [] for w in wanted}
+    for s in pool:  # one pass over the pool
+        for j, t in enumerate(s):
+            lw = t.lower()
+            if lw in wanted:
+                where[lw].append((s, j))
+    rows = []
+    for a, b in pairs:
+        sents, labels, pos = [], [], []
+        for lab, w in enumerate((a, b)):
+            found = where[w][: S.pseudo_per_word]
+            for s, j in found:
+                sents.append([*s[:j], f"{a}/{b}", *s[j + 1:]])
+                labels.append(lab)
+                pos.append(j)
+        y = np.array(labels)
+        if min(np.bincount(y, minlength=2)) < 5:
+            raise ValueError(f"too few sentences with {a!r} or {b!r} in the pool; use more sentences")
+        n = min(np.bincount(y))
+        keep = np.concatenate([np.flatnonzero(y == k)[:n] for k in (0, 1)])
+        feats = extract([sents[i] for i in keep])
+        x = np.stack([f[:, pos[i]] for f, i in zip(feats, keep)], 1)  # [layers, n, d]
+        y = y[keep]
+        row = {"pair": f"{a}/{b}", "examples": len(y)}
+        folds = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(x[0], y))
+        for layer in range(x.shape[0]):
+            acc = [np.mean(_fit_predict(x[layer][tr], y[tr], x[layer][te]) == y[te]) for tr, te in folds]
+            row[f"layer {layer}"] = 100 * float(np.mean(acc))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("pair")
+
+
+# --------------------------------------------------------------------------- tagging
+TAG_TASKS = {"NER": "conll2003_ner", "chunk": "conll2000_chunk"}
+VARIANTS = {
+    "GloVe": TaggerConfig(),
+    "TagLM (top layer)": TaggerConfig(lm_mix="top", lm_at="first"),
+    "ELMo (scalar mix)": TaggerConfig(lm_mix="mix", lm_at="input"),
+}
+
+
+def _f1_score(pred, gold) -> float:
+    from ..evaluate.tagging import span_scores
+
+    return span_scores([list(s.tags) for s in gold], pred).f1
+
+
+def tagging_runs(glove: np.ndarray, words: Sequence[str], lm: LMFeatureCache, S: Sizes,
+                 device: str | None = None) -> pd.DataFrame:
+    """Every (task, variant, labelled sentences, seed) tagger: test span F1 (percent), training
+    seconds and, for the scalar mix, the learned layer weights. Few-label runs: GloVe and TagLM."""
+    from ..data.tasks import load_tagging
+
+    rows = []
+    for short, task in TAG_TASKS.items():
+        data = load_tagging(task)
+        train = data["train"][: S.tag_train]
+        dev, test = data["dev"][: S.tag_dev], data["test"][: S.tag_test]
+        rows_, index = glove_rows_for([s.tokens for s in train + dev + test], glove, words)
+        tags = sorted({t for s in train for t in s.tags})
+        vocab = TaggerData(index, tags, lm)
+        for n in (S.tag_train, S.tag_few):
+            for name, cfg in VARIANTS.items():
+                if n == S.tag_few and name == "ELMo (scalar mix)":
+                    continue
+                cfg = TaggerConfig(**{**cfg.__dict__, "epochs": S.tag_epochs})
+                for seed in S.seeds:
+                    res = train_tagger(train[:n], dev, vocab, rows_, cfg, seed=seed, device=device,
+                                       score=_f1_score)
+                    pred = res.predict([s.tokens for s in test])
+                    stats = _sentence_stats([s.tags for s in test], pred, spans=True)
+                    w = res.mix_weights()
+                    rows.append({"task": short, "variant": name, "labelled": n, "seed": seed,
+                                 "F1": _score(stats, True), "seconds": res.seconds, "stats": stats,
+                                 "weights": None if w is None else [round(float(x), 4) for x in w]})
+    return pd.DataFrame(rows)
+
+
+def tagging_diff(runs: pd.DataFrame, task: str, labelled: int, a: str, b: str, n_boot: int = 1000,
+                 seed: int = 0) -> tuple[float, float, float]:
+    """Test F1 of variant ``a`` minus ``b`` (each averaged over its seeds), with a paired
+    bootstrap 95 % interval over test sentences (one resample scores every run)."""
+    sel = runs[(runs.task == task) & (runs.labelled == labelled)]
+    sa, sb = list(sel[sel.variant == a].stats), list(sel[sel.variant == b].stats)
+    if not sa or not sb:
+        raise ValueError(f"no runs of {a!r} and {b!r} for {task} with {labelled} sentences")
+    rng = np.random.default_rng(seed)
+    n = len(sa[0])
+    boots = []
+    for _ in range(n_boot):
+        i = rng.integers(0, n, n)
+        boots.append(np.mean([_score(x[i], True) for x in sa]) - np.mean([_score(x[i], True) for x in sb]))
+    diff = float(np.mean([_score(x, True) for x in sa]) - np.mean([_score(x, True) for x in sb]))
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    return diff, float(lo), float(hi)
+
+
+def claim_row(name: str, diff: float, lo: float, hi: float) -> dict:
+    from ..static.chapter4 import verdict
+
+    return {"claim": name, "difference": round(diff, 2), "95% low": round(lo, 2), "95% high": round(hi, 2),
+            "verdict": verdict(lo, hi)}
+
+
+def tagging_claims(runs: pd.DataFrame, S: Sizes) -> pd.DataFrame:
+    """TagLM - GloVe (NER and chunks, many and few labels) and ELMo - GloVe (many labels)."""
+    rows = []
+    for task in TAG_TASKS:
+        for n in (S.tag_train, S.tag_few):
+            rows.append(claim_row(f"{task}, {n} sentences: TagLM - GloVe",
+                                  *tagging_diff(runs, task, n, "TagLM (top layer)", "GloVe")))
+        rows.append(claim_row(f"{task}, {S.tag_train} sentences: ELMo mix - GloVe",
+                              *tagging_diff(runs, task, S.tag_train, "ELMo (scalar mix)", "GloVe")))
+    return pd.DataFrame(rows).set_index("claim")
+
+
+def tagging_scores(runs: pd.DataFrame, S: Sizes) -> dict[str, dict[str, float]]:
+    """One ``tagging`` table row per variant: mean test F1 and its sd over seeds, per task and
+    number of labelled sentences (columns like ``"NER F1 (800 sent.)"``)."""
+    summary = tagging_summary(runs)
+    out: dict[str, dict[str, float]] = {}
+    for variant in VARIANTS:
+        scores = {}
+        for task in TAG_TASKS:
+            for n in (S.tag_train, S.tag_few):
+                if (task, n, variant) in summary.index:
+                    r = summary.loc[(task, n, variant)]
+                    scores[f"{task} F1 ({n} sent.)"] = float(r["F1"])
+                    scores[f"{task} F1 sd ({n} sent.)"] = float(r["sd"])
+        out[variant] = scores
+    return out
+
+
+def mix_weights(runs: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The scalar mix's learned softmax(s) per task, averaged over seeds."""
+    out = {}
+    for task, sel in runs[runs.weights.notna()].groupby("task", sort=False):
+        out[task] = np.mean([np.asarray(w) for w in sel.weights], axis=0)
+    return out
+
+
+def layer_table(probes: dict[str, LayerProbe], pseudo: pd.DataFrame) -> pd.DataFrame:
+    """One line per biLM layer: each probe's score (percent) and the pseudo-word accuracy
+    (mean and sd over the pairs)."""
+    names = {"brown_pos": "POS acc (Brown)", "conll2000_chunk": "chunk F1 (CoNLL-2000)"}
+    out = pd.DataFrame({names.get(t, t): p.scores for t, p in probes.items()})
+    cols = [c for c in pseudo.columns if c.startswith("layer")]
+    out["pseudo-word acc"] = [pseudo[c].mean() for c in cols]
+    out["pseudo-word sd"] = [pseudo[c].std(ddof=1) for c in cols]
+    out.index = [f"layer {i}" for i in range(len(out))]
+    return out.round(2)
+
+
+def layer_claims(probes: dict[str, LayerProbe], pseudo: pd.DataFrame) -> pd.DataFrame:
+    """Lower vs upper layer: syntax probes (layer 1 - layer 2, bootstrap over test sentences)
+    and the pseudo-word probe (layer 2 - layer 1, mean +- 1.96 standard errors over pairs)."""
+    rows = [claim_row(f"{t}: layer 1 - layer 2", *p.diff(1, 2)) for t, p in probes.items()]
+    d = pseudo["layer 2"] - pseudo["layer 1"]
+    se = float(d.std(ddof=1) / np.sqrt(len(d)))
+    rows.append(claim_row("pseudo-words: layer 2 - layer 1", float(d.mean()), float(d.mean()) - 1.96 * se,
+                          float(d.mean()) + 1.96 * se))
+    return pd.DataFrame(rows).set_index("claim")
+
+
+def cove_claims(reports: dict, pairs: dict[str, tuple[str, str]], tasks=("sst2", "trec")) -> pd.DataFrame:
+    """SentEval differences between encoders (see :func:`paired_runs_diff`)."""
+    from ..evaluate.senteval import DISPLAY
+
+    rows = [claim_row(f"{DISPLAY[t]}: {label}", *paired_runs_diff(reports[a], reports[b], t))
+            for label, (a, b) in pairs.items() for t in tasks]
+    return pd.DataFrame(rows).set_index("claim")
+
+
+def tagging_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sd (over seeds) of test F1 per task, variant and number of labelled sentences."""
+    g = runs.groupby(["task", "labelled", "variant"], sort=False)["F1"]
+    return pd.DataFrame({"F1": g.mean(), "sd": g.std(ddof=1).fillna(0.0), "seeds": g.size()}).round(2)
+
+
+def seed_diff(runs: pd.DataFrame, task: str, labelled: int, a: str, b: str) -> tuple[float, float, int]:
+    """Mean F1 difference a - b over seeds (paired by seed), its sd, and the number of seeds."""
+    sel = runs[(runs.task == task) & (runs.labelled == labelled)]
+    fa = sel[sel.variant == a].set_index("seed")["F1"]
+    fb = sel[sel.variant == b].set_index("seed")["F1"]
+    d = (fa - fb).dropna()
+    return float(d.mean()), float(d.std(ddof=1)) if len(d) > 1 else float("nan"), len(d)
+
+
+# --------------------------------------------------------------------------- sentence probes
+def paired_runs_diff(rep_a, rep_b, task: str) -> tuple[float, float, float]:
+    """SentEval task score of ``rep_a`` minus ``rep_b``: the full-training-set difference and a
+    95 % interval from the bootstrap runs (both probes see the same resample per seed, so the
+    runs pair up): difference +- 1.96 sd of the paired run differences."""
+    ra, rb = rep_a.results[task], rep_b.results[task]
+    d = np.array(ra.runs) - np.array(rb.runs)
+    sd = float(d.std(ddof=1)) if len(d) > 1 else float("nan")
+    diff = ra.mean - rb.mean
+    return diff, diff - 1.96 * sd, diff + 1.96 * sd
+
+
+def timed(fn: Callable, *args, **kwargs):
+    """``(result, wall seconds, CPU seconds of this process)``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def elmo_extractor(model: BiLM) -> Callable[[list[list[str]]], list[np.ndarray]]:
+    """``sentences -> [3, n, 2d]`` arrays (the biLM frozen, in eval mode)."""
+    return ElmoLayers(model).tokens
+
+
+__all__ = [
+    "PSEUDO_PAIRS",
+    "TAG_TASKS",
+    "VARIANTS",
+    "LMData",
+    "LayerProbe",
+    "MTData",
+    "Sizes",
+    "attention_of",
+    "build_cove",
+    "cove_bleu",
+    "elmo_extractor",
+    "lm_sentences",
+    "mt_data",
+    "paired_runs_diff",
+    "probe_layers",
+    "pseudoword_probe",
+    "seed_diff",
+    "sizes",
+    "tagging_runs",
+    "tagging_summary",
+    "timed",
+    "train_bilm",
+    "train_cove",
+]
