@@ -19,7 +19,7 @@ import pandas as pd
 from ..evaluate.senteval import DISPLAY, SentEvalReport, _as_array
 from ..evaluate.similarity import spearman
 
-__all__ = ["cosine_bootstrap", "paired_table", "pair_cosines", "verdict"]
+__all__ = ["bootstrap_paired", "cosine_bootstrap", "nli_correct", "paired_table", "pair_cosines", "timed", "verdict"]
 
 
 def verdict(diff: float, spread: float, *, k: float = 2.0) -> str:
@@ -95,3 +95,48 @@ def cosine_bootstrap(cos_a: np.ndarray, cos_b: np.ndarray, gold: Sequence[float]
     lo, hi = np.percentile(100 * diffs, [2.5, 97.5])
     ra, rb = 100 * spearman(cos_a, y), 100 * spearman(cos_b, y)
     return {"A": float(ra), "B": float(rb), "A - B": float(ra - rb), "lo": float(lo), "hi": float(hi)}
+
+
+def nli_correct(result: Any, examples: Sequence[Any]) -> np.ndarray:
+    """1.0 / 0.0 per labelled pair: whether an :class:`~.infersent.NLIResult`'s classifier is right
+    (for a bootstrap over the test pairs)."""
+    import torch
+
+    from .infersent import _pairs
+
+    pairs = _pairs(examples)
+    model = result.model
+    model.eval()
+    dev = next(model.parameters()).device
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(pairs), 256):
+            chunk = pairs[s:s + 256]
+            a, al = result._ids([p[0] for p in chunk])
+            b, bl = result._ids([p[1] for p in chunk])
+            pred = model.logits({"a": a.to(dev), "a_len": al, "b": b.to(dev), "b_len": bl}).argmax(1).cpu()
+            out.append((pred == torch.tensor([p[2] for p in chunk])).double().numpy())
+    return np.concatenate(out)
+
+
+def bootstrap_paired(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Mean of ``a - b`` over paired items (e.g. per-example correctness, x 100) and a 95%
+    percentile interval from ``n_boot`` resamples of the items."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
+        raise ValueError(f"need two equal 1-D arrays of >= 2 items, got {a.shape} and {b.shape}")
+    d = 100 * (a - b)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return {"A": 100 * float(a.mean()), "B": 100 * float(b.mean()), "A - B": float(d.mean()),
+            "lo": float(lo), "hi": float(hi)}
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    """``(fn(), CPU seconds, wall seconds)``: on a shared machine the CPU time is the fair one."""
+    import time
+
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c0, time.perf_counter() - w0
