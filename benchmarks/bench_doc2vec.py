@@ -21,6 +21,15 @@ batch did not help (measured 1,024 vs 4,096). gensim's Cython loop does one pair
 no gathers or scatters. The probe accuracies (5-fold, the 10 rough topic labels) are close
 and both low: 0.46 ours vs 0.31 gensim (PV-DBOW), 0.32 vs 0.29 (PV-DM), one seed each.
 
+Since then PV-DBOW steps through chapter 3's compiled (numba) skip-gram kernel
+(``Doc2VecConfig.kernel="auto"``). Measured at ci scale in one run (load average ~16, so
+noisy): compiled PV-DBOW 0.53x gensim (159k vs 297k words/s), the torch step 0.24x in the same
+run -- 2.2x faster, still below the 0.8x goal. Profile of the compiled PV-DBOW (CPU time, 3
+epochs, 121k words): the kernel ~50%, its noise slots ~12%, batch building ~10%, Python per
+step the rest. The kernel keeps the torch step's semantics (the summed step from the parameters
+before the step), so it fills an output-step buffer of blocks x targets x (k + 1) x d per step;
+gensim updates each output vector at once. PV-DM stays on the torch step (0.15x-0.36x).
+
 Run alone with ``python -m benchmarks.bench_doc2vec`` (or through ``python -m benchmarks``).
 """
 
