@@ -172,3 +172,23 @@ def test_gensim_parity_on_toy_probe():
             theirs.append(probe_accuracy(torch.tensor(g.dv.vectors), labels, 150))
     assert min(ours) >= 0.9 and min(theirs) >= 0.9
     assert abs(sum(ours) / len(ours) - sum(theirs) / len(theirs)) <= 0.05
+
+
+@pytest.mark.parametrize("output", ["neg", "hs"])
+def test_compiled_dbow_step_equals_the_torch_step(output):
+    """PV-DBOW through chapter 3's compiled skip-gram kernel gives the torch step's vectors."""
+    from companion.word2vec import _compiled
+
+    if not _compiled.AVAILABLE:
+        pytest.skip("numba is not installed")
+    docs, _labels = two_topics(40)
+    cfg = {**TOY, "mode": "dbow", "epochs": 2, "output": output, "update_cap": 4.0}
+    ref = train_doc2vec(docs, Doc2VecConfig(kernel="torch", **cfg))
+    got = train_doc2vec(docs, Doc2VecConfig(kernel="auto", **cfg))
+    assert got.model.compiled and not ref.model.compiled
+    assert torch.allclose(got.doc_vectors, ref.doc_vectors, atol=1e-5), "paragraph vectors"
+    assert torch.allclose(got.model.head.weight, ref.model.head.weight, atol=1e-5), "output vectors"
+    assert abs(got.history.epoch_loss[-1] - ref.history.epoch_loss[-1]) < 1e-4
+    assert not Doc2VecModel(3, torch.ones(5), Doc2VecConfig(mode="dm_mean", min_count=1)).compiled
+    with pytest.raises(ValueError, match="kernel"):
+        Doc2VecConfig(kernel="numba").validate()

@@ -84,6 +84,10 @@ class Doc2VecConfig:
         seed: seeds the initialisation, subsampling, shuffling and noise.
         device: where to train (``None``: :func:`companion.device.get_device`).
         threads: torch intra-op threads while training (``None``: leave as is).
+        kernel: PV-DBOW (without ``dbow_words``) on the CPU: ``"auto"`` runs the step with
+            chapter 3's compiled skip-gram kernel when numba is installed (the same update: a
+            paragraph block is a skip-gram block whose one input row is the paragraph vector;
+            ``tests/test_sentence_doc2vec.py`` checks equal vectors), ``"torch"`` never.
     """
 
     mode: str = "dbow"
@@ -105,6 +109,7 @@ class Doc2VecConfig:
     seed: int = 0
     device: str | None = None
     threads: int | None = 1
+    kernel: str = "auto"
 
     def validate(self) -> None:
         if self.mode not in MODES:
@@ -128,6 +133,8 @@ class Doc2VecConfig:
             raise ValueError(f"update_cap must be positive or None, got {self.update_cap!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        if self.kernel not in ("auto", "torch"):
+            raise ValueError(f"kernel must be 'auto' or 'torch', got {self.kernel!r}")
 
 
 # --------------------------------------------------------------------------- examples
@@ -279,11 +286,47 @@ class Doc2VecModel(nn.Module):
         every input, as the C code and gensim do (see :mod:`companion.word2vec.cbow`): ``1 + n``
         times the exact gradient of the mean. PV-DM concat gives each input its slice of ``E``.
         """
+        if slots is None and self.compiled and not bool(batch["is_word"].any()):
+            return self._compiled_step(batch, lr, cap)
         h, A, targets = self._block(batch)
         if slots is None:
             slots = self.head.slots(targets)
         E, loss = logistic_block_update(self.head.weight, h, A, *slots, lr, cap)
         self.push_error(batch, E.squeeze(1), self.doc_vectors, cap, words=True)
+        return float(loss)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether :meth:`sgd_step` uses the compiled PV-DBOW step (see ``Doc2VecConfig.kernel``)."""
+        from ..word2vec import _compiled
+
+        return (self.config.kernel == "auto" and self.mode == "dbow" and _compiled.AVAILABLE
+                and self.doc_vectors.device.type == "cpu" and self.doc_vectors.dtype == torch.float32)
+
+    def _compiled_step(self, batch: dict[str, torch.Tensor], lr: float, cap: float | None) -> float:
+        """The PV-DBOW step by chapter 3's compiled skip-gram kernel: each block is a skip-gram
+        block with one input row (``src``, a paragraph id into ``doc_vectors``) attached to its
+        ``G`` targets. The same noise draws as :meth:`NegativeSampling.slots`."""
+        import numpy as np
+
+        from ..word2vec import _compiled as C
+
+        head, targets = self.head, batch["targets"]
+        if isinstance(head, NegativeSampling):
+            cells = head.sampler.cells(*targets.shape, head.negative)
+            rows, labels, weights = C._neg_slots(targets.numpy(), cells.numpy(), head.sampler.table.numpy())
+        else:
+            rows, labels, weights = (t.contiguous().numpy() for t in head.slots(targets))
+            rows = rows.astype(np.int64, copy=False)
+        n_rows = max(self.doc_vectors.shape[0], head.weight.shape[0])
+        counts = self.__dict__.get("_counts")
+        if counts is None or counts.shape[0] < n_rows:  # the cap's per-row counts (zeroed after use)
+            counts = self.__dict__["_counts"] = np.zeros(n_rows, dtype=np.float32)
+        loss, _ = C._sg_step(
+            self.doc_vectors.detach().numpy(), head.weight.detach().numpy(),
+            batch["src"].unsqueeze(1).contiguous().numpy(), (batch["mask"] > 0).unsqueeze(1).contiguous().numpy(),
+            rows, labels, weights, float(lr), float(cap) if cap is not None else -1.0, counts,
+        )
         return float(loss)
 
     def push_error(self, batch: dict[str, torch.Tensor], E: torch.Tensor, D: torch.Tensor,
