@@ -83,7 +83,7 @@ def test_entity_units_are_capitalised_runs_not_sentence_initial():
     cap = [i for i in range(6, 64) if V.capital[i] and not V.word_start[i] and not V.sentence_end[i]]
     capw = [i for i in range(6, 64) if V.capital[i] and V.word_start[i]]
     plain = [i for i in range(6, 64) if V.word_start[i] and not V.capital[i] and not V.sentence_end[i]]
-    end = [i for i in range(6, 64) if V.sentence_end[i] and V.word_start[i]][0]
+    end = next(i for i in range(6, 64) if V.sentence_end[i] and V.word_start[i])
     # plain, Cap-word (+ a capitalised piece), Cap-word, plain, end-of-sentence, Cap-word, plain
     row = torch.tensor([[plain[0], capw[0], cap[0], capw[1], plain[1], end, capw[2], plain[2]]])
     spans = ent.entity_spans(ent.frame(row))

@@ -432,7 +432,7 @@ class MaskedLM(Objective):
 
     def candidates(self, ids: torch.Tensor) -> torch.Tensor:
         """Positions that may be masked: text tokens, not specials."""
-        return ~torch.isin(ids, self._specials)
+        return ~torch.isin(ids, self._specials.to(ids.device))
 
     def choose(self, ids: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         """Which positions to predict: each candidate independently with probability ``p``."""
