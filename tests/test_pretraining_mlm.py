@@ -174,3 +174,17 @@ def test_sentence_pairs(kind):
             assert torch.equal(text[i, :la], r[i, :la]) and torch.equal(text[i, la:], r[i - 1, la:])
     b = obj.make_batch(r, torch.Generator().manual_seed(0))
     assert "nsp_labels" in b and not chosen_of(b)[ids == V.sep].any()
+
+
+def test_similar_tokens_finds_interchangeable_ids():
+    from companion.pretraining.mlm import similar_tokens
+
+    # ids 10 and 11 occur in the same contexts (either one between 20 and 30), as do 12 and 13
+    g = torch.Generator().manual_seed(0)
+    pick = torch.randint(0, 2, (400,), generator=g)
+    rows_ = torch.stack([torch.tensor([20, 10 + int(a), 30, 40, 12 + int(b), 50, 60]) for a, b in
+                         zip(pick, torch.randint(0, 2, (400,), generator=g))])
+    table = similar_tokens(rows_, V, k=1, dim=8, min_count=5)
+    assert table.shape == (64, 1)
+    assert table[10, 0] == 11 and table[11, 0] == 10 and table[12, 0] == 13
+    assert not torch.isin(table, torch.tensor(V.specials)).any()  # never a special token

@@ -212,16 +212,24 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
     st, cand = starts.numpy(), candidates.numpy()
     draws = sample_span_lengths(B * max_tries, rng, p, max_len).reshape(B, max_tries).tolist()
     where = rng.random((B, max_tries)).tolist()
+    # every row's word starts and word ends at once: a word runs to the next word start or the
+    # next special token (or the row's end), whichever comes first
+    ext = np.concatenate([st | ~cand, np.ones((B, 1), dtype=bool)], 1).ravel()
+    flat = np.flatnonzero(st.ravel())
+    row_of, pos = flat // T, flat % T
+    g = row_of * (T + 1) + pos
+    bounds = np.flatnonzero(ext)
+    ends = bounds[np.searchsorted(bounds, g, side="right")] - row_of * (T + 1)
+    split = np.cumsum(np.bincount(row_of, minlength=B))[:-1]
+    starts_by_row = [x.tolist() for x in np.split(pos, split)]
+    ends_by_row = [x.tolist() for x in np.split(ends, split)]
+    n_cand = cand.sum(1).tolist()
     lengths, next_id = [], 0
     for b in range(B):
-        word_pos = np.flatnonzero(st[b])
-        if len(word_pos) == 0:
+        word_pos, ends = starts_by_row[b], ends_by_row[b]
+        if not word_pos:
             continue
-        # a word runs to the next word start or the next special token, whichever comes first
-        bounds = np.append(np.flatnonzero(st[b] | ~cand[b]), T)
-        ends = bounds[np.searchsorted(bounds, word_pos, side="right")].tolist()
-        word_pos = word_pos.tolist()
-        n_words, goal, masked = len(word_pos), budget * int(cand[b].sum()), 0
+        n_words, goal, masked = len(word_pos), budget * n_cand[b], 0
         taken = bytearray(T)
         for ell, u in zip(draws[b], where[b]):
             if masked >= goal:
