@@ -52,10 +52,24 @@ def bench_vocab() -> Vocab:
                  word_start=ws, capital=cap, sentence_end=end)
 
 
-def _cpu(fn) -> float:
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
+def measure(obj, rows: torch.Tensor, repeats: int) -> tuple[float, float]:
+    """Median CPU seconds of ``make_batch`` and of one training step (after 2 warm-up steps)."""
+    torch.manual_seed(0)
+    model = obj.build_model(SIZE, V)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    gen = torch.Generator().manual_seed(0)
+    batch_t, step_t = [], []
+    for i in range(repeats):
+        t0 = time.process_time()
+        batch = obj.make_batch(rows[i * B:(i + 1) * B], gen)
+        t1 = time.process_time()
+        opt.zero_grad()
+        obj.loss(model, batch).backward()
+        opt.step()
+        t2 = time.process_time()
+        batch_t.append(t1 - t0)
+        step_t.append(t2 - t1)
+    return statistics.median(batch_t[2:]), statistics.median(step_t[2:])
 
 
 def run(repeats: int = 12) -> dict:
@@ -68,23 +82,7 @@ def run(repeats: int = 12) -> dict:
             ElectraObjective(v)]
     out = {}
     for obj in objs:
-        torch.manual_seed(0)
-        model = obj.build_model(SIZE, V)
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-        gen = torch.Generator().manual_seed(0)
-        batch_t, step_t = [], []
-        for i in range(repeats):
-            chunk = rows[i * B:(i + 1) * B]
-            holder = {}
-            batch_t.append(_cpu(lambda c=chunk: holder.update(b=obj.make_batch(c, gen))))
-
-            def step():
-                opt.zero_grad()
-                obj.loss(model, holder["b"]).backward()
-                opt.step()
-
-            step_t.append(_cpu(step))
-        bt, st = statistics.median(batch_t[2:]), statistics.median(step_t[2:])  # 2 warm-up steps
+        bt, st = measure(obj, rows, repeats)
         out[obj.name] = {"batch ms": 1000 * bt, "step ms": 1000 * st, "share %": 100 * bt / st}
         print(f"{obj.name:36s} batch {1000 * bt:6.2f} ms  step {1000 * st:7.1f} ms  share {100 * bt / st:5.2f} %"
               + ("" if bt / st <= 0.05 else "   OVER 5 %"), flush=True)
