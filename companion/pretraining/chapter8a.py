@@ -5,6 +5,7 @@ the claims and the figures. The models and objectives themselves live in :mod:`.
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -223,6 +224,8 @@ def mask_strips(corpus: Corpus, objs: dict[str, Objective], text: str, seed: int
     out = {}
     for name, obj in objs.items():
         b = obj.make_batch(ids, torch.Generator().manual_seed(seed))
+        if b["labels"].shape[1] != ids.shape[1] + 2:
+            raise ValueError(f"{name} does not frame a row as [CLS] row [SEP]; it cannot be drawn as a strip")
         chosen = (b["labels"][0] != -100)[1:-1]
         inputs = [tok.decode([int(i)]) for i in b["ids"][0, 1:-1]]
         out[name] = (chosen, inputs)
@@ -304,3 +307,73 @@ def draw_electra(ax=None):
     ax.text(7.3, 0.45, "λ · L_RTD over every token, λ = 50", ha="center", fontsize=8)
     ax.text(4.6, 3.9, "sample", fontsize=8, rotation=22)
     return ax
+
+
+# ------------------------------------------------------------------------------ try it
+
+
+def mask_html(corpus: Corpus, objs: dict[str, Objective], text: str, scheme: str, seed: int = 0) -> str:
+    """The widget's callback: ``text`` as the model reads it under ``scheme`` (chosen tokens
+    highlighted, with what replaced them), or a message when the input is bad."""
+    try:
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("the text is empty: type a sentence")
+        if scheme not in objs:
+            raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(objs)}")
+        n = len(corpus.tokenizer.encode_ordinary(text))
+        if n > corpus.rows.shape[1]:
+            raise ValueError(f"the text is {n} tokens; the models read rows of {corpus.rows.shape[1]}: shorten it")
+        if n < 4:
+            raise ValueError("type at least four tokens")
+        tokens, strips = mask_strips(corpus, {scheme: objs[scheme]}, text, seed)
+    except ValueError as err:
+        return f"<p><b>Cannot mask:</b> {html.escape(str(err))}</p>"
+    chosen, inputs = strips[scheme]
+    cells = []
+    for t, tok in enumerate(tokens):
+        if chosen[t]:
+            shown = html.escape(inputs[t]) if inputs[t] != tok else "(kept)"
+            cells.append(f"<span style='background:#f4a582'>{html.escape(tok)}→{shown}</span>")
+        else:
+            cells.append(html.escape(tok))
+    share = float(chosen.float().mean())
+    return f"<p>{' '.join(cells)}</p><p>{int(chosen.sum())} of {len(tokens)} tokens to predict ({share:.0%})</p>"
+
+
+@dataclass
+class MaskWidget:
+    """A text box, a scheme menu and a seed slider; the output shows the masked text."""
+
+    corpus: Corpus
+    objs: dict
+    text: object
+    scheme: object
+    seed: object
+    output: object
+    box: object
+    calls: int = 0
+
+    def update(self, *_: object) -> None:
+        self.calls += 1
+        self.output.value = mask_html(self.corpus, self.objs, self.text.value, self.scheme.value,
+                                      int(self.seed.value))
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a notebook front end
+        from IPython.display import display
+
+        display(self.box)
+
+
+def mask_widget(corpus: Corpus, objs: dict[str, Objective], text: str) -> MaskWidget:
+    """Try every masking scheme on your own sentence, with any seed."""
+    import ipywidgets as w
+
+    t = w.Text(value=text, description="text", continuous_update=False, layout={"width": "90%"})
+    s = w.Dropdown(options=list(objs), description="scheme")
+    k = w.IntSlider(value=0, min=0, max=20, description="seed")
+    out = w.HTML()
+    mw = MaskWidget(corpus, objs, t, s, k, out, w.VBox([t, w.HBox([s, k]), out]))
+    for control in (t, s, k):
+        control.observe(mw.update, names="value")
+    mw.update()
+    return mw
