@@ -81,5 +81,6 @@ def test_claim_verdicts_need_both_the_interval_and_the_seeds(monkeypatch):
     assert table.loc["a-b", "verdict"] == "holds" and table.loc["b-a", "verdict"] == "reversed"
     assert table.loc["c-b", "verdict"] == "inside the noise"  # mean +10 points, but the seeds spread 40
     assert abs(table.loc["a-b", "MLM loss gain"] - 0.2) < 1e-9
+    assert table.loc["a-b", "MLM verdict"] == "lower loss"  # the seeds agree exactly: any gain clears 2 SE
     single = c8.claim_table({"a": runs["a"][:1], "b": runs["b"][:1]}, tasks, n_boot=50, claims={"x": ("a", "b")})
     assert single.loc["x", "verdict"] == "inside the noise"  # one seed: no spread, no claim

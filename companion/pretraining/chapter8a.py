@@ -16,8 +16,9 @@ import pandas as pd
 import torch
 from matplotlib.patches import FancyBboxPatch
 
-from ..scale import pick
+from ..scale import get_scale, pick  # noqa: F401 (get_scale: the notebook's, with smooth)
 from ..transformer.bert import BertForPreTraining
+from ..transformer.chapter7b import smooth  # noqa: F401
 from .albert import AlbertObjective
 from .electra import ElectraObjective
 from .harness import (
@@ -161,6 +162,10 @@ def _glue_avg(preds: dict[str, np.ndarray], tasks: dict) -> float:
     return glue_scores(preds, tasks)["avg"]
 
 
+TABLE_COLUMNS = ["params", "FLOP params", "steps", "GFLOP", "train loss", "held-out loss", "held-out MLM",
+                 "GLUE-lite", "GLUE sd", "wall s", "tokens/s", "batch %"]
+
+
 def objectives_table(runs: dict[str, list[Run]], objs: dict[str, Objective], tasks: dict) -> pd.DataFrame:
     """One line per objective (means over its seeds): parameters, FLOP parameters, tokens and
     FLOPs spent, steps, training loss (last 10 steps), held-out losses, GLUE-lite average
@@ -188,7 +193,9 @@ def claim_table(runs: dict[str, list[Run]], tasks: dict, n_boot: int, claims: di
     standard error of that difference, the paired-bootstrap 95 % interval over test examples
     (chapter 7's), and a verdict: ``holds`` only when both the interval and two standard errors
     exclude zero; ``reversed`` when both say the opposite; else ``inside the noise``. The held-out
-    MLM-loss difference (lower is better, so ``b - a``) is shown where both models have one."""
+    token-MLM loss gained by ``a`` (``b - a``: lower is better), where both models have one, with
+    its seed standard error and its own verdict (``lower loss`` when it exceeds two SEs) -- a
+    measure of pre-training itself, less noisy than fine-tuning at our scale."""
     from ..transformer.chapter7b import paired_bootstrap
 
     rows = {}
@@ -201,7 +208,14 @@ def claim_table(runs: dict[str, list[Run]], tasks: dict, n_boot: int, claims: di
         se = np.sqrt(ga.var(ddof=1) / len(ga) + gb.var(ddof=1) / len(gb)) if min(len(ga), len(gb)) > 1 else np.nan
         boot = paired_bootstrap([r.glue for r in runs[a]], [r.glue for r in runs[b]], tasks, n_boot=n_boot)
         lo, hi = np.percentile(boot, [2.5, 97.5])
-        mlm = np.mean([r.heldout_mlm for r in runs[b]]) - np.mean([r.heldout_mlm for r in runs[a]])
+        ma, mb = np.array([r.heldout_mlm for r in runs[a]]), np.array([r.heldout_mlm for r in runs[b]])
+        mlm = mb.mean() - ma.mean()
+        mlm_se = np.sqrt(ma.var(ddof=1) / len(ma) + mb.var(ddof=1) / len(mb)) if min(len(ma), len(mb)) > 1 else np.nan
+        mlm_verdict = "n/a"
+        if np.isfinite(mlm):
+            mlm_verdict = "inside the noise"
+            if np.isfinite(mlm_se) and abs(mlm) > 2 * mlm_se:
+                mlm_verdict = "lower loss" if mlm > 0 else "higher loss"
         ok_se = np.isfinite(se)
         verdict = "inside the noise"
         if lo > 0 and ok_se and diff > 2 * se:
@@ -209,8 +223,65 @@ def claim_table(runs: dict[str, list[Run]], tasks: dict, n_boot: int, claims: di
         elif hi < 0 and ok_se and diff < -2 * se:
             verdict = "reversed"
         rows[label] = {"GLUE diff": diff, "seed SE": se, "95% low": lo, "95% high": hi,
-                       "MLM loss gain": mlm, "seeds": f"{len(ga)} vs {len(gb)}", "verdict": verdict}
+                       "verdict": verdict, "MLM loss gain": mlm, "MLM SE": mlm_se, "MLM verdict": mlm_verdict,
+                       "seeds": f"{len(ga)} vs {len(gb)}"}
     return pd.DataFrame(rows).T
+
+
+SOURCE = "notebooks/08a_encoder_objectives.ipynb"
+
+
+def _label(name: str, s: Sizes) -> str:
+    z = s.size
+    return f"{name}, d={z.d_model}, {z.n_layers} layers, {s.steps} MLM-step FLOPs"
+
+
+def objective_row(name: str, row: pd.Series, s: Sizes) -> dict:
+    """``RunningTable("objectives").add`` arguments for one line of :func:`objectives_table`."""
+    def num(key):
+        v = float(row[key])
+        return round(v, 4) if np.isfinite(v) else None
+
+    scores = {"GLUE-lite": num("GLUE-lite"), "GLUE sd": num("GLUE sd"), "train loss": num("train loss"),
+              "held-out loss": num("held-out loss"), "held-out MLM": num("held-out MLM"),
+              "GFLOP": num("GFLOP"), "tokens/s": num("tokens/s"), "batch %": num("batch %")}
+    return {"model": _label(name, s), "chapter": "08a", "scores": scores, "params": int(row["params"]),
+            "train_time_s": round(float(row["wall s"]), 1), "source": SOURCE,
+            "meta": {"seeds": int(row["seeds"]), "steps": int(row["steps"]), "tokens": int(row["tokens"]),
+                     "flop_params": int(row["FLOP params"]), "ft_train": s.ft.ft_train}}
+
+
+def glue_row(name: str, runs: list[Run], tasks: dict, s: Sizes) -> dict:
+    """``RunningTable("glue_lite").add`` arguments: the first seed's GLUE-lite scores."""
+    from ..evaluate.glue import evaluate_glue
+
+    report = evaluate_glue(lambda t, exs, p=runs[0].glue: p[t], tasks, name=name)
+    return {"model": f"{_label(name, s)} (ours)", "chapter": "08a", "scores": report.scores(),
+            "params": count_parameters(runs[0].result.model), "train_time_s": round(runs[0].result.wall_s, 1),
+            "source": SOURCE, "meta": {"seeds": [runs[0].seed], "ft_train": s.ft.ft_train}}
+
+
+CLAIM_KEYS = {"dynamic - static masking": "dyn", "no NSP - NSP": "nsp", "ELECTRA - MLM": "electra",
+              "span + SBO - token masking": "span"}
+
+
+def glue_claims(claims: pd.DataFrame) -> dict[str, float | str]:
+    """Plain numbers (and verdict strings) for myst-nb's ``glue``: ``dyn_diff``, ``dyn_lo``, ..."""
+    out = {}
+    for label, key in CLAIM_KEYS.items():
+        r = claims.loc[label]
+        for col, suffix in (("GLUE diff", "diff"), ("95% low", "lo"), ("95% high", "hi"), ("seed SE", "se"),
+                            ("MLM loss gain", "mlm"), ("MLM SE", "mlm_se")):
+            v = float(r[col])
+            out[f"{key}_{suffix}"] = round(v, 4) if np.isfinite(v) else float("nan")
+        out[f"{key}_verdict"] = str(r["verdict"])
+        out[f"{key}_mlm_verdict"] = str(r["MLM verdict"])
+    return out
+
+
+# the schemes that keep a row's layout ([CLS] row [SEP]): drawable as strips, usable in the widget
+STRIP_SCHEMES = ("MLM (static)", "MLM (dynamic)", "MLM (whole word)", "MLM (entity spans)", "Span + SBO",
+                 "MacBERT (similar words)", "XLNet (permutation LM)", "ELECTRA (RTD)")
 
 
 # ------------------------------------------------------------------------------ figures
@@ -377,3 +448,13 @@ def mask_widget(corpus: Corpus, objs: dict[str, Objective], text: str) -> MaskWi
         control.observe(mw.update, names="value")
     mw.update()
     return mw
+
+
+def neighbours(tok, similar: torch.Tensor, words: Sequence[str]) -> dict[str, list[str]]:
+    """MacBERT's replacement candidates of each word that is a single token of ``tok``."""
+    out = {}
+    for w in words:
+        ids = tok.encode_ordinary(w)
+        if len(ids) == 1:
+            out[w] = [tok.decode([j]) for j in similar[ids[0]].tolist()]
+    return out
