@@ -199,16 +199,20 @@ def _numpy_rng(gen: torch.Generator) -> np.random.Generator:
 
 
 def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng: np.random.Generator,
-              p: float = 0.2, max_len: int = 10, max_tries: int = 40) -> tuple[torch.Tensor, torch.Tensor]:
+              p: float = 0.2, max_len: int = 10, max_tries: int = 40, bounds: bool = False) -> tuple:
     """SpanBERT's masking of each row: draw a span length ``l`` (words), a random start word, and
     mask those ``l`` whole words, until ``budget`` (a share) of the row's text tokens are masked;
     a span that would overlap an earlier one or overshoot the budget is redrawn (so in short rows
     the spans that land are shorter than the lengths drawn: a 10-word span never fits a budget of
     9 tokens). Returns ``(span_id [B, T]`` -1 outside spans, ``lengths)`` -- the landed spans'
-    lengths in words. (All random numbers are drawn up front, ``max_tries`` per row, so the loop
-    below is plain Python on small ints: the batch costs well under 5 % of a training step.)"""
+    lengths in words. ``bounds=True`` adds ``(left, right, rel)`` ``[B, T]``: for every position
+    in a span the positions just outside it and its offset in it (SpanBERT's boundary objective).
+    (All random numbers are drawn up front, ``max_tries`` per row, so the loop below is plain
+    Python on small ints: the batch costs under 5 % of a training step.)"""
     B, T = starts.shape
     span_id = np.full((B, T), -1, dtype=np.int64)
+    left, right, rel = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T), np.int64)
+    offsets = np.arange(T)
     st, cand = starts.numpy(), candidates.numpy()
     draws = sample_span_lengths(B * max_tries, rng, p, max_len).reshape(B, max_tries).tolist()
     where = rng.random((B, max_tries)).tolist()
@@ -218,8 +222,8 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
     flat = np.flatnonzero(st.ravel())
     row_of, pos = flat // T, flat % T
     g = row_of * (T + 1) + pos
-    bounds = np.flatnonzero(ext)
-    ends = bounds[np.searchsorted(bounds, g, side="right")] - row_of * (T + 1)
+    edges = np.flatnonzero(ext)
+    ends = edges[np.searchsorted(edges, g, side="right")] - row_of * (T + 1)
     split = np.cumsum(np.bincount(row_of, minlength=B))[:-1]
     starts_by_row = [x.tolist() for x in np.split(pos, split)]
     ends_by_row = [x.tolist() for x in np.split(ends, split)]
@@ -241,10 +245,15 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
                 continue  # over the budget (by more than a token), or overlapping: draw again
             taken[lo:hi] = b"\x01" * (hi - lo)
             span_id[b, lo:hi] = next_id
+            left[b, lo:hi], right[b, lo:hi], rel[b, lo:hi] = lo - 1, hi, offsets[: hi - lo]
             next_id += 1
             masked += hi - lo
             lengths.append(w_end - w)
-    return torch.from_numpy(span_id), torch.tensor(lengths)
+    out = torch.from_numpy(span_id), torch.tensor(lengths)
+    if bounds:
+        out += (torch.from_numpy(left).clamp(min=0), torch.from_numpy(right).clamp(max=T - 1),
+                torch.from_numpy(rel))
+    return out
 
 
 class SBOHead(nn.Module):
@@ -289,8 +298,8 @@ class SpanMLM(MaskedLM):
     def make_batch(self, rows: torch.Tensor, gen: torch.Generator) -> dict[str, torch.Tensor]:
         ids = self.frame(rows)
         cand = self.candidates(ids)
-        span_id, _ = span_mask(word_starts(ids, self.vocab, cand), cand, self.p, _numpy_rng(gen), self.geo_p,
-                               self.max_span_words)
+        span_id, _, left, right, rel = span_mask(word_starts(ids, self.vocab, cand), cand, self.p, _numpy_rng(gen),
+                                                 self.geo_p, self.max_span_words, bounds=True)
         chosen = span_id >= 0
         # 80/10/10 per span: every token of a span gets its span's draw
         r_span = torch.rand(int(span_id.max()) + 2, generator=gen)
@@ -299,17 +308,7 @@ class SpanMLM(MaskedLM):
         inputs = ids.masked_fill(chosen & (r < 0.8), self.vocab.mask)
         rand = self._ordinary[torch.randint(len(self._ordinary), ids.shape, generator=gen)]
         inputs = torch.where(chosen & (r >= 0.8) & (r < 0.9), rand, inputs)
-        # boundaries: the positions just left and right of each token's span, and its offset in it
-        T = ids.shape[1]
-        pos = torch.arange(T).expand_as(ids)
-        start = torch.where(chosen & ~torch.cat([torch.zeros_like(chosen[:, :1]), chosen[:, :-1] &
-                                                 (span_id[:, :-1] == span_id[:, 1:])], 1), pos, -1)
-        first = start.cummax(1).values  # the start of the span each position is in
-        end = torch.where(chosen & ~torch.cat([chosen[:, 1:] & (span_id[:, 1:] == span_id[:, :-1]),
-                                               torch.zeros_like(chosen[:, :1])], 1), pos, T)
-        last = end.flip(1).cummin(1).values.flip(1)
-        return {"ids": inputs, "labels": labels, "left": (first - 1).clamp(min=0), "right": (last + 1).clamp(max=T - 1),
-                "rel": (pos - first).clamp(min=0, max=31)}
+        return {"ids": inputs, "labels": labels, "left": left, "right": right, "rel": rel.clamp(max=31)}
 
     def build_model(self, size: ModelSize, vocab_size: int) -> nn.Module:
         if vocab_size != self.vocab.size:
