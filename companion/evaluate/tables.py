@@ -43,6 +43,7 @@ TABLES: dict[str, str] = {
     "glue_lite": "Fine-tuned models on GLUE-lite (SST-2, MRPC, STS-B, RTE, SICK-E)",
     "tagging": "Sequence labelling: token accuracy (POS) and span F1 (chunks, entities)",
     "transfer": "Adapting a pre-trained model: accuracy, trainable parameters and storage per task",
+    "objectives": "Pre-training objectives at equal compute (chapter 8): losses, GLUE-lite average, cost",
 }
 ROWS_DIR = Path(__file__).resolve().parent / "rows"
 ENV_DIR = "BOOK_TABLES_DIR"
