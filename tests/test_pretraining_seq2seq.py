@@ -5,7 +5,12 @@ import pytest
 import torch
 from torch import nn
 
-from companion.pretraining.seq2seq import EncoderView, Seq2Seq, Seq2SeqConfig, shift_right
+from companion.pretraining.seq2seq import (
+    EncoderView,
+    Seq2Seq,
+    Seq2SeqConfig,
+    shift_right,
+)
 
 
 def _copy_linear(dst: nn.Module, weight: torch.Tensor, bias: torch.Tensor) -> None:

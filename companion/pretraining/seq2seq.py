@@ -29,8 +29,19 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..device import get_device
-from ..transformer.attention import KVCache, MultiHeadAttention, padding_mask, scaled_dot_product_attention
-from ..transformer.blocks import MLP, Block, count_parameters, init_weights, position_embedding
+from ..transformer.attention import (
+    KVCache,
+    MultiHeadAttention,
+    padding_mask,
+    scaled_dot_product_attention,
+)
+from ..transformer.blocks import (
+    MLP,
+    Block,
+    count_parameters,
+    init_weights,
+    position_embedding,
+)
 from ..transformer.gpt import sample_next
 
 
@@ -297,3 +308,97 @@ def shift_right(tgt: torch.Tensor, bos_id: int, pad_id: int | None = None) -> to
     (-100) become ``pad_id`` (default ``bos_id``) in the inputs."""
     x = torch.cat([torch.full_like(tgt[:, :1], bos_id), tgt[:, :-1]], 1)
     return x.masked_fill(x == -100, bos_id if pad_id is None else pad_id)
+
+
+# ------------------------------------------------------------------------------ objectives
+
+
+def pad_rows(seqs: list[list[int]], length: int, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lists of ids cut or padded to ``length``: ``(ids [B, length], mask [B, length])`` (mask 1 =
+    real token). A fixed length keeps every batch of an objective the same shape, so its cost
+    per step is known in advance (the harness's FLOPs budget relies on that)."""
+    ids = torch.full((len(seqs), length), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), length), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        s = s[:length]
+        ids[i, :len(s)] = torch.as_tensor(s, dtype=torch.long)
+        mask[i, :len(s)] = 1
+    return ids, mask
+
+
+def seq2seq_config(vocab, size, *, max_len: int | None = None, pre_ln: bool = True) -> Seq2SeqConfig:
+    """A :class:`Seq2SeqConfig` for a harness :class:`~companion.pretraining.harness.Vocab` at a
+    :class:`~companion.pretraining.harness.ModelSize`: ``n_layers`` encoder blocks **and**
+    ``n_layers`` decoder blocks (BART and T5 pair a BERT-sized encoder with an equal decoder),
+    ``[CLS]`` as the decoder's start token and ``[SEP]`` as its end."""
+    return Seq2SeqConfig(vocab_size=vocab.size, max_len=max_len or size.max_len, n_enc_layer=size.n_layers,
+                         n_dec_layer=size.n_layers, n_head=size.n_heads, d_model=size.d_model, d_ff=size.d_ff,
+                         pre_ln=pre_ln, pad_id=vocab.pad, bos_id=vocab.cls, eos_id=vocab.sep)
+
+
+class FlopSeq2Seq(Seq2Seq):
+    """A :class:`Seq2Seq` that tells the harness what one corpus token costs it.
+
+    The harness charges ``6 * flop_parameters() * tokens`` for ``tokens`` corpus tokens. An
+    encoder--decoder runs its encoder over ``src_len`` positions and its decoder over ``tgt_len``
+    per row of ``row_len`` corpus tokens, so the parameters applied per corpus token are
+    ``N_enc * src_len / row_len + N_dec * tgt_len / row_len`` (T5 span corruption's short
+    targets make it cheap; BART's full reconstruction costs both stacks on every token).
+    """
+
+    def __init__(self, config: Seq2SeqConfig, src_share: float, tgt_share: float, **kw):
+        super().__init__(config, **kw)
+        self.src_share, self.tgt_share = float(src_share), float(tgt_share)
+
+    def flop_parameters(self) -> float:
+        enc = sum(p.numel() for p in self.encoder_blocks.parameters()) + sum(p.numel() for p in self.ln_enc.parameters())
+        cross_kv = sum(p.numel() for b in self.decoder_blocks for p in b.cross.kv.parameters())
+        dec = sum(p.numel() for p in self.decoder_blocks.parameters()) + sum(p.numel() for p in self.ln_dec.parameters())
+        # the cross-attention's key/value projections run over the source, the rest over the target
+        return (enc + cross_kv) * self.src_share + (dec - cross_kv) * self.tgt_share
+
+
+class Seq2SeqObjective:
+    """Shared parts of the encoder--decoder objectives (mixed into a harness ``Objective``).
+
+    A subclass defines :meth:`pairs` (one row -> ``(source ids, target ids)``) and
+    :meth:`lengths` (the fixed source and target lengths for rows of ``T`` tokens); this class
+    pads them into ``src``, ``src_mask``, ``tgt_in`` (``[CLS]`` + target shifted right) and
+    ``tgt_out`` (padding -100), builds a :class:`FlopSeq2Seq`, and computes the loss.
+    """
+
+    arch = "encoder-decoder"
+    pre_ln = True
+
+    def lengths(self, T: int) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def pairs(self, row: list[int], gen: torch.Generator) -> tuple[list[int], list[int]]:
+        raise NotImplementedError
+
+    def make_batch(self, rows: torch.Tensor, gen: torch.Generator) -> dict[str, torch.Tensor]:
+        if rows.dim() != 2:
+            raise ValueError(f"rows must be [batch, length] token ids, got shape {tuple(rows.shape)}")
+        S, L = self.lengths(rows.shape[1])
+        srcs, tgts = zip(*(self.pairs(r, gen) for r in rows.tolist()))
+        src, src_mask = pad_rows(list(srcs), S, self.vocab.pad)
+        tgt, tgt_mask = pad_rows(list(tgts), L, self.vocab.pad)
+        tgt_out = tgt.masked_fill(tgt_mask == 0, -100)
+        return {"src": src, "src_mask": src_mask, "tgt_in": shift_right(tgt_out, self.vocab.cls, self.vocab.pad),
+                "tgt_out": tgt_out}
+
+    def build_model(self, size, vocab_size: int) -> FlopSeq2Seq:
+        if vocab_size != self.vocab.size:
+            raise ValueError(f"vocab_size={vocab_size} differs from the objective's vocabulary ({self.vocab.size})")
+        S, L = self.lengths(size.row_len)
+        cfg = seq2seq_config(self.vocab, size, max_len=max(S, L, size.max_len), pre_ln=self.pre_ln)
+        # seed=None: the harness seeds torch's global generator before building the model
+        return FlopSeq2Seq(cfg, S / size.row_len, L / size.row_len, seed=None)
+
+    def loss(self, model: Seq2Seq, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return model.loss(batch)
+
+    def encoder(self, model: Seq2Seq) -> None:
+        """None: an encoder--decoder fine-tunes text to text (:mod:`.t5`), not through a
+        classifier on its encoder."""
+        return
