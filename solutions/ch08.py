@@ -1,8 +1,61 @@
-# --- 08b ---
-"""Reference solutions of chapter 8b's exercises (``companion/exercises/ch08b.py``)."""
+"""Reference solutions for chapter 8 (try the exercises first!). 08a's answers come first; 08b
+appends its own after the ``# --- 08b ---`` marker."""
+
+from __future__ import annotations
 
 import torch
 
+
+def permutation_masks(rank: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Position i's content may see j when j comes no later in the order; its query only when j
+    comes strictly earlier. The identity order gives a causal mask (content) and a causal mask
+    without its diagonal (query): a left-to-right LM, where the query of position i is the
+    content stream of position i - 1."""
+    r = torch.as_tensor(rank)
+    return r[None, :] <= r[:, None], r[None, :] < r[:, None]
+
+
+def albert_embedding_params(V: int, H: int, E: int) -> tuple[int, int]:
+    """BERT: V H. ALBERT: V E + E H + H. For V = 30,000, H = 4,096, E = 128: 122.9 M against
+    4.4 M, a factor of 28."""
+    return V * H, V * E + E * H + H
+
+
+def rtd_labels(original: torch.Tensor, corrupted: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+    """The bug: a masked position where the generator sampled the original token was labelled
+    'replaced'. ELECTRA labels it 'original' -- the discriminator's input there *is* the
+    original token, and no model could tell otherwise."""
+    return (corrupted != original).float()
+
+
+def generator_size_study(fractions=(0.125, 0.25, 0.5, 1.0), seeds=(0, 1)):
+    """A worked answer (minutes at laptop scale). At our tiny scale expect the differences to sit
+    inside the seeds' spread: the paper's curve comes from models trained 1,000x longer."""
+    import numpy as np
+    import pandas as pd
+
+    from companion.evaluate.glue import GLUE_TASKS, load_glue
+    from companion.pretraining import chapter8a as c8
+    from companion.pretraining.electra import ElectraObjective
+
+    S = c8.sizes()
+    corpus = c8.load_corpus(S)
+    tasks = {t: load_glue(t) for t in GLUE_TASKS}
+    budget = c8.flops_budget(corpus, S)
+    rows = {}
+    for f in fractions:
+        obj = ElectraObjective(corpus.vocab, gen_fraction=f)
+        runs = [c8.run_objective(obj, corpus, S, budget, tasks, seed) for seed in seeds]
+        glue = [c8._glue_avg(r.glue, tasks) for r in runs]
+        batch = obj.make_batch(corpus.heldout[: S.batch_size], torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            replaced = float(obj.losses(runs[0].result.model, batch)["replaced"])
+        rows[f] = {"steps": runs[0].result.steps, "GLUE-lite": np.mean(glue), "sd": np.std(glue, ddof=1),
+                   "replaced share": replaced}
+    return pd.DataFrame(rows).T
+
+
+# --- 08b ---
 
 def b_seq2seq_mask(T, src_len):
     """Causal, plus every query may see the whole source."""

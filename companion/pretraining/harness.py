@@ -91,6 +91,8 @@ class Vocab:
             starts with a space) -- whole-word and span masking.
         capital: ``[size]`` bool, True where the token's first letter is upper case -- the
             capitalised-span "entities" of ERNIE-style masking.
+        sentence_end: ``[size]`` bool, True where the token ends in ``.``, ``!`` or ``?`` (so the
+            next word starts a sentence, and its capital letter says nothing about entities).
     """
 
     size: int
@@ -103,6 +105,7 @@ class Vocab:
     sentinels: tuple[int, ...] = ()
     word_start: torch.Tensor | None = field(default=None, repr=False, compare=False)
     capital: torch.Tensor | None = field(default=None, repr=False, compare=False)
+    sentence_end: torch.Tensor | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         for name in ("pad", "unk", "cls", "sep", "mask", "eos"):
@@ -111,7 +114,7 @@ class Vocab:
                 raise ValueError(f"Vocab.{name}={v} is outside the vocabulary of {self.size} ids")
         if any(not 0 <= s < self.size for s in self.sentinels):
             raise ValueError(f"a sentinel id is outside the vocabulary of {self.size} ids")
-        for name in ("word_start", "capital"):
+        for name in ("word_start", "capital", "sentence_end"):
             t = getattr(self, name)
             if t is not None and (t.dtype != torch.bool or t.shape != (self.size,)):
                 raise ValueError(f"Vocab.{name} must be a bool tensor of shape ({self.size},)")
@@ -144,6 +147,7 @@ class Vocab:
         V = len(tok)
         word_start = torch.zeros(V, dtype=torch.bool)
         capital = torch.zeros(V, dtype=torch.bool)
+        sentence_end = torch.zeros(V, dtype=torch.bool)
         for i in range(V):
             if i in sp.values():
                 continue
@@ -151,22 +155,25 @@ class Vocab:
             word_start[i] = b[:1] == b" "
             text = b.lstrip(b" ")
             capital[i] = text[:1].isupper()
+            sentence_end[i] = text.rstrip()[-1:] in (b".", b"!", b"?")
         sentinels = tuple(sp[f"<extra_id_{k}>"] for k in range(N_SENTINELS) if f"<extra_id_{k}>" in sp)
         return cls(V, sp["[PAD]"], sp["[UNK]"], sp["[CLS]"], sp["[SEP]"], sp["[MASK]"], sp["<|endoftext|>"],
-                   sentinels, word_start, capital)
+                   sentinels, word_start, capital, sentence_end)
 
 
 def toy_vocab(size: int = 64, n_sentinels: int = 0) -> Vocab:
     """A made-up vocabulary for tests: specials at ids 0-5 (eos, pad, unk, cls, sep, mask), then
-    sentinels; every 3rd ordinary id starts a word, every 7th is capitalised."""
+    sentinels; every 3rd ordinary id starts a word, every 7th is capitalised, every 11th ends
+    a sentence."""
     if size < 8 + n_sentinels:
         raise ValueError(f"size must be at least {8 + n_sentinels}")
     ids = torch.arange(size)
     first = 6 + n_sentinels
     word_start = (ids >= first) & ((ids - first) % 3 == 0)
     capital = (ids >= first) & ((ids - first) % 7 == 0)
+    sentence_end = (ids >= first) & ((ids - first) % 11 == 5)
     return Vocab(size, pad=1, unk=2, cls=3, sep=4, mask=5, eos=0, sentinels=tuple(range(6, first)),
-                 word_start=word_start, capital=capital)
+                 word_start=word_start, capital=capital, sentence_end=sentence_end)
 
 
 @dataclass
@@ -425,7 +432,7 @@ class MaskedLM(Objective):
 
     def candidates(self, ids: torch.Tensor) -> torch.Tensor:
         """Positions that may be masked: text tokens, not specials."""
-        return ~torch.isin(ids, self._specials)
+        return ~torch.isin(ids, self._specials.to(ids.device))
 
     def choose(self, ids: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         """Which positions to predict: each candidate independently with probability ``p``."""
