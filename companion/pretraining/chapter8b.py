@@ -74,11 +74,12 @@ class Sizes:
 def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``). ``gpu`` is a preset for one GPU (unrun)."""
     return pick(
-        ci=Sizes(512, 60_000, 100_000, 10, ModelSize(32, 1, 2, 64, 35), 16, 2e-3, 4, 200, 50, 6, 2e-3, 20, 64,
+        ci=Sizes(512, 60_000, 100_000, 10, ModelSize(32, 1, 2, 64, 35), 16, 2e-3, 3, 200, 30, 4, 2e-3, 10, 48,
                  1, (0,), 200),
-        laptop=Sizes(2048, 300_000, 1_000_000, 60, ModelSize(64, 2, 4, 256, 51), 16, 2e-3, 120, 4000, 500, 150,
-                     1e-3, 200, 500, 1, (0, 1), 1000),
-        gpu=Sizes(8192, 5_000_000, 50_000_000, 2000, ModelSize(256, 4, 4, 1024, 131), 64, 5e-4, 5000, 29_000,
+        # laptop and gpu: chapter 8a's vocabulary, corpus slice and model size
+        laptop=Sizes(2048, 500_000, 400_000, 60, ModelSize(64, 2, 4, 256, 48), 16, 2e-3, 100, 3200, 500, 100,
+                     1e-3, 200, 400, 1, (0, 1), 1000),
+        gpu=Sizes(8192, 5_000_000, 50_000_000, 2000, ModelSize(256, 4, 4, 1024, 128), 64, 5e-4, 5000, 29_000,
                   1000, 3000, 3e-4, 1000, None, 3, (0, 1, 2), 2000),
         scale=scale)
 
@@ -286,6 +287,48 @@ def translation_frame(results: Sequence[dict[str, dict]]) -> pd.DataFrame:
     return pd.DataFrame(rows).T.round(3)
 
 
+# ------------------------------------------------------------------------------ T5 text to text, architectures
+
+
+def t5_glue(models: dict[str, Seq2Seq], corpus: Corpus, tasks: dict, s: Sizes, seeds: Sequence[int],
+            device: str | None = None) -> tuple[dict[str, list[dict[str, np.ndarray]]], pd.DataFrame]:
+    """Text-to-text fine-tuning of each model on every GLUE-lite task, once per seed:
+    ``({model: [{task: test predictions} per seed]}, invalid-output shares per model and task)``
+    (the first is what :func:`companion.transformer.chapter7b.glue_frame` scores)."""
+    from .t5 import finetune_text_to_text
+
+    results, invalid = {}, {}
+    for name, m in models.items():
+        runs = []
+        for seed in seeds:
+            preds = {}
+            for t, task in tasks.items():
+                preds[t], invalid[(name, t, seed)] = finetune_text_to_text(
+                    m, corpus.tokenizer, corpus.vocab, task, epochs=s.glue_epochs, lr=s.gen_lr,
+                    batch_size=s.batch_size, max_train=s.glue_train, seed=seed, device=device)
+            runs.append(preds)
+        results[name] = runs
+    frame = pd.Series(invalid).groupby(level=[0, 1]).mean().unstack().mul(100).round(1)
+    return results, frame
+
+
+def architecture_runs(corpus: Corpus, s: Sizes, budget: float, seed: int = 0,
+                      device: str | None = None) -> dict[str, dict[str, float]]:
+    """T5's architecture comparison at one FLOPs budget: each architecture's parameters, steps,
+    wall seconds and held-out loss per target token (the same splits for all three)."""
+    from .prefix_lm import ARCHITECTURES
+
+    out = {}
+    for name, cls in ARCHITECTURES.items():
+        obj = cls(corpus.vocab)
+        r = pretrain(obj, corpus.rows, s.size, corpus.vocab.size, flops_budget=budget, batch_size=s.batch_size,
+                     lr=s.lr, seed=seed, device=device)
+        out[name] = {"parameters": sum(p.numel() for p in r.model.parameters()), "steps": r.steps,
+                     "wall s": r.wall_s, "held-out loss": heldout_loss(obj, r.model, corpus.heldout[:256],
+                                                                       batch_size=64)}
+    return out
+
+
 # ------------------------------------------------------------------------------ figures
 
 
@@ -331,7 +374,8 @@ def draw_noisings(words: Sequence[str], seed: int = 0, rate: float = 0.3):
         toks = ["[MASK]" if p < 0 else words[p] for p in pos]
         cols = ["#9e9e9e" if p < 0 else palette[sent_of[p] % len(palette)] for p in pos]
         _strip(ax, -row, toks, cols, name)
-    width = max(sum(max(0.5, 0.13 * len(w) + 0.25) for w in words) + 1.5, 8)
+    width = max(sum(max(0.5, 0.13 * len("[MASK]" if p < 0 else words[p]) + 0.25) for p in pos) for _, pos in lines)
+    width = max(width + 0.5, 8)
     ax.set_xlim(-3.2, width)
     ax.set_ylim(-len(lines) + 0.4, 0.6)
     ax.axis("off")
@@ -344,11 +388,20 @@ class _IndexVocab:
     mask = -1
 
 
-def span_corruption_example(tok, vocab: Vocab, text: str, seed: int = 0) -> pd.DataFrame:
-    """One T5 span corruption of ``text``: the input and the target, as text."""
-    ids = tok.encode_ordinary(text)
-    inp, tgt = span_corruption(ids, vocab.sentinels, vocab.sep, torch.Generator().manual_seed(seed))
-    return pd.DataFrame({"text": [tok.decode(inp), tok.decode(tgt)]}, index=["input", "target"])
+def span_corruption_words(words: Sequence[str], seed: int = 0, density: float = 0.15) -> pd.DataFrame:
+    """One T5 span corruption of a list of words (sentinels shown as ``<X0>``, ``<X1>`` ...; the
+    end token as ``</s>``), and the row rebuilt from the two (:func:`~.t5.uncorrupt`)."""
+    from .t5 import uncorrupt
+
+    n = len(words)
+    sentinels = list(range(n, n + 16))
+    inp, tgt = span_corruption(list(range(n)), sentinels, -1, torch.Generator().manual_seed(seed), density)
+
+    def show(ids):
+        return " ".join("</s>" if i < 0 else (f"<X{i - n}>" if i >= n else words[i]) for i in ids)
+
+    back = uncorrupt(inp, tgt, sentinels, -1)
+    return pd.DataFrame({"text": [show(inp), show(tgt), show(back)]}, index=["input", "target", "rebuilt"])
 
 
 def draw_unilm_masks(T: int = 8, src_len: int = 4):
@@ -380,7 +433,7 @@ def draw_encoder_decoder(ax=None):
         ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.02", fc=color, ec="0.3"))
         ax.text(x, y, text, ha="center", va="center", fontsize=9)
 
-    box(2.5, 1.0, 4.0, 0.8, "corrupted: the [MASK] sat . on the", "#f2f2f2")
+    box(2.5, 1.0, 4.0, 0.8, "corrupted: the [MASK] sat on the mat", "#f2f2f2")
     box(2.5, 4.6, 4.0, 3.8, "encoder\nN x (bidirectional self-attention\n+ MLP)", "#dbe9f6")
     box(7.5, 1.0, 4.0, 0.8, "[CLS] the cat sat on the", "#f2f2f2")
     box(7.5, 4.6, 4.0, 3.8, "decoder\nN x (causal self-attention\n+ cross-attention + MLP)", "#fde2c8")
@@ -410,7 +463,7 @@ __all__ = [
     "pretrain_frame",
     "reconstruction_losses",
     "sizes",
-    "span_corruption_example",
+    "span_corruption_words",
     "target_nll",
     "translation_data",
     "translation_frame",
