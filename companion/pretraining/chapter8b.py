@@ -77,8 +77,8 @@ def sizes(scale: str | None = None) -> Sizes:
         ci=Sizes(512, 60_000, 100_000, 10, ModelSize(32, 1, 2, 64, 35), 16, 2e-3, 3, 200, 30, 4, 2e-3, 10, 48,
                  1, (0,), 200),
         # laptop and gpu: chapter 8a's vocabulary, corpus slice and model size
-        laptop=Sizes(2048, 500_000, 400_000, 60, ModelSize(64, 2, 4, 256, 48), 16, 2e-3, 100, 3200, 500, 100,
-                     1e-3, 200, 400, 1, (0, 1), 1000),
+        laptop=Sizes(2048, 500_000, 400_000, 60, ModelSize(64, 2, 4, 256, 48), 16, 2e-3, 100, 2560, 500, 80,
+                     1e-3, 100, 400, 2, (0, 1), 1000),
         gpu=Sizes(8192, 5_000_000, 50_000_000, 2000, ModelSize(256, 4, 4, 1024, 128), 64, 5e-4, 5000, 29_000,
                   1000, 3000, 3e-4, 1000, None, 3, (0, 1, 2), 2000),
         scale=scale)
@@ -294,7 +294,11 @@ def t5_glue(models: dict[str, Seq2Seq], corpus: Corpus, tasks: dict, s: Sizes, s
             device: str | None = None) -> tuple[dict[str, list[dict[str, np.ndarray]]], pd.DataFrame]:
     """Text-to-text fine-tuning of each model on every GLUE-lite task, once per seed:
     ``({model: [{task: test predictions} per seed]}, invalid-output shares per model and task)``
-    (the first is what :func:`companion.transformer.chapter7b.glue_frame` scores)."""
+    (the first is what :func:`companion.transformer.chapter7b.glue_frame` scores).
+
+    A generation that names no label counts as wrong (T5's rule): its prediction is set to a
+    class other than the gold one, ``(gold + 1) % n_classes``, so every metric scores it as an
+    error and the predictions stay valid class indices for :func:`evaluate_glue`."""
     from .t5 import finetune_text_to_text
 
     results, invalid = {}, {}
@@ -306,6 +310,9 @@ def t5_glue(models: dict[str, Seq2Seq], corpus: Corpus, tasks: dict, s: Sizes, s
                 preds[t], invalid[(name, t, seed)] = finetune_text_to_text(
                     m, corpus.tokenizer, corpus.vocab, task, epochs=s.glue_epochs, lr=s.gen_lr,
                     batch_size=s.batch_size, max_train=s.glue_train, seed=seed, device=device)
+                if not task.regression:
+                    gold = np.array([int(e.label) for e in task.test])
+                    preds[t] = np.where(preds[t] < 0, (gold + 1) % len(task.label_names), preds[t])
             runs.append(preds)
         results[name] = runs
     frame = pd.Series(invalid).groupby(level=[0, 1]).mean().unstack().mul(100).round(1)

@@ -152,8 +152,10 @@ def to_text(task: GlueTask, example) -> tuple[str, str]:
 
 
 def from_text(task: GlueTask, text: str) -> float | None:
-    """The label a generated ``text`` names (a class index or a score), or None if it names none."""
-    text = text.strip()
+    """The label a generated ``text`` names (a class index or a score), or None if it names none.
+    Only the first word counts (a label is one word: a tiny model that has not yet learnt to stop
+    after it is not penalised for what follows)."""
+    text = (text.split() or [""])[0]
     if task.regression:
         try:
             v = float(text)
