@@ -145,7 +145,12 @@ def test_random_extractor_same_vector_per_type():
 
 
 def test_contextual_extractor_layers_match_encoder_and_pool_pieces():
-    from companion.transformer.bert import BertConfig, BertEncoder, pad_batch, pair_inputs
+    from companion.transformer.bert import (
+        BertConfig,
+        BertEncoder,
+        pad_batch,
+        pair_inputs,
+    )
     from companion.transformer.tokenizers import WordPiece
 
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "##s", "on", "mat"]
@@ -301,3 +306,116 @@ def test_head_statistics_and_syntactic_heads_on_planted_patterns():
     acc = A.syntactic_head_accuracy([e], [heads])
     assert acc[0, 2] == pytest.approx(1.0) and acc[0, 0] == pytest.approx(1 / 3)
     assert A.best_offset_baseline([heads]) == (1, pytest.approx(2 / 3))
+
+
+# ------------------------------------------------------------------------------------- the map
+
+
+def test_map_places_every_chapter_and_reads_scores(tmp_path):
+    from companion.evaluate.tables import Row
+    from companion.probing import taxonomy as T
+
+    chapters = {m.chapter for m in T.MODELS}
+    for ch in ("01a", "01b", "02", "03", "04a", "05", "06a", "06b", "07a", "07b", "08a", "08b", "09", "10a",
+               "10b"):
+        assert ch in chapters, ch
+    rows = {"brown_ppl": [Row("modified KN, n = 5", "01a", {"test": 250.0}, "laptop"),
+                          Row("modified KN, n = 5", "01a", {"test": 999.0}, "ci")]}
+    recs = T.map_records(rows, notebooks=tmp_path)
+    kn = next(r for r in recs if r["name"].startswith("Kneser"))
+    assert kn["scores"] == {"Brown test ppl": 250.0} and kn["written"] is False
+    frame = T.map_frame(recs)
+    assert len(frame) == len(T.MODELS) and "chapter not yet written" in set(frame.measured)
+    page = T.map_html(recs)
+    assert "http" not in page and "src=" not in page          # nothing fetched: works offline
+    assert page.count("<script>") == 1 and '"Kneser-Ney 5-gram"' in page
+    with pytest.raises(ValueError, match="element_id"):
+        T.map_html(recs, element_id="a b")
+
+
+def test_map_rejects_values_off_the_axes():
+    from companion.probing import taxonomy as T
+
+    with pytest.raises(ValueError, match="architecture"):
+        T.MapModel("x", 2000, "03", "non-contextual", "GRU", "LM")
+
+
+# ---------------------------------------------------------------------------- K-BERT knowledge
+
+
+def _kb():
+    from companion.probing import knowledge as K
+
+    return K.knowledge_base([K.Triple("Cook", "CEO", "Apple"), K.Triple("Beijing", "capital", "China")])
+
+
+def test_sentence_tree_soft_positions_as_in_the_paper():
+    from companion.probing import knowledge as K
+
+    t = K.sentence_tree(["Tim", "Cook", "is", "visiting", "Beijing", "now"], _kb(), start=0)
+    assert t.words == ["Tim", "Cook", "CEO", "Apple", "is", "visiting", "Beijing", "capital", "China", "now"]
+    # K-BERT's Figure 2: the branch continues the entity, the trunk continues as if it were not there
+    assert t.soft == [0, 1, 2, 3, 2, 3, 4, 5, 6, 5]
+    assert t.branch == [-1, -1, 0, 0, -1, -1, -1, 1, 1, -1] and t.anchor == [1, 6]
+
+
+def test_visible_matrix_by_hand():
+    from companion.probing import knowledge as K
+
+    t = K.sentence_tree(["Tim", "Cook", "is", "visiting", "Beijing", "now"], _kb())
+    m = K.visible_matrix(t)
+    T, F = True, False
+    # rows: Tim Cook CEO Apple is visiting Beijing capital China now
+    expected = np.array([
+        [T, T, F, F, T, T, T, F, F, T],
+        [T, T, T, T, T, T, T, F, F, T],
+        [F, T, T, T, F, F, F, F, F, F],
+        [F, T, T, T, F, F, F, F, F, F],
+        [T, T, F, F, T, T, T, F, F, T],
+        [T, T, F, F, T, T, T, F, F, T],
+        [T, T, F, F, T, T, T, T, T, T],
+        [F, F, F, F, F, F, T, T, T, F],
+        [F, F, F, F, F, F, T, T, T, F],
+        [T, T, F, F, T, T, T, F, F, T],
+    ])
+    assert (m == expected).all() and (m == m.T).all()
+
+
+def test_encode_tree_pieces_cls_sep_and_naive_variant():
+    from companion.probing import knowledge as K
+
+    vocab = {w: i + 10 for i, w in enumerate(["tim", "cook", "ceo", "apple", "is", "visiting", "beijing", "capital", "china", "now"])}
+    pieces = lambda w, i: [vocab[w.lower()]]
+    t, ids = K.piece_tree(["Tim", "Cook", "is", "visiting", "Beijing", "now"], _kb(), pieces)
+    assert t.soft == [1, 2, 3, 4, 3, 4, 5, 6, 7, 6]
+    e = K.encode_tree(t, lambda w, i: [int(w)], cls_id=1, sep_id=2)
+    assert e.ids[0].tolist() == [1] + ids + [2]
+    assert e.positions[0].tolist() == [0, 1, 2, 3, 4, 3, 4, 5, 6, 7, 6, 7]   # [SEP] after the trunk
+    v = e.visible[0]
+    assert not v[0, 3] and not v[3, 0] and v[0, 11] and v[2, 3]              # [CLS] sees no branch
+    naive = K.encode_tree(t, lambda w, i: [int(w)], cls_id=1, sep_id=2, soft=False, visible=False)
+    assert naive.visible.all() and naive.positions[0].tolist() == list(range(12))
+
+
+def test_piece_tree_multi_piece_entity_and_branch():
+    from companion.probing import knowledge as K
+
+    split = {"beijing": [5, 6], "capital": [7], "china": [8, 9], "in": [3], "now": [4]}
+    t, ids = K.piece_tree(["in", "Beijing", "now"], _kb(), lambda w, i: split[w.lower()])
+    assert ids == [3, 5, 6, 7, 8, 9, 4]
+    assert t.soft == [1, 2, 3, 4, 5, 6, 4] and t.anchor == [2]
+
+
+def test_trunk_drift_is_zero_without_visibility_leaks_and_positive_naively():
+    from companion.probing import knowledge as K
+    from companion.transformer.bert import BertConfig, BertEncoder
+
+    cfg = BertConfig(vocab_size=30, max_len=32, n_layer=1, n_head=2, d_model=16, d_ff=32, dropout=0.0,
+                     attn_dropout=0.0, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    enc = BertEncoder(cfg, seed=0).eval()
+    vocab = {w: i + 10 for i, w in enumerate(["tim", "cook", "ceo", "apple", "is", "visiting", "beijing", "capital", "china", "now"])}
+    pieces = lambda w, i: [vocab[w.lower()]]
+    words = ["Tim", "Cook", "is", "visiting", "now"]
+    # one layer: trunk tokens other than the entity never see the branch, so nothing changes
+    assert K.trunk_drift(enc, words, _kb(), pieces, 2, 3, soft=True, visible=True) == pytest.approx(0, abs=1e-6)
+    assert K.trunk_drift(enc, words, _kb(), pieces, 2, 3, soft=False, visible=False) > 1e-3

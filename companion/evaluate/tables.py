@@ -42,6 +42,7 @@ TABLES: dict[str, str] = {
     "sentence": "Sentence vectors, SentEval-style probes (accuracy %, correlations x 100)",
     "glue_lite": "Fine-tuned models on GLUE-lite (SST-2, MRPC, STS-B, RTE, SICK-E)",
     "tagging": "Sequence labelling: token accuracy (POS) and span F1 (chunks, entities)",
+    "probing": "Probes on frozen vectors: token accuracy %, selectivity, structural probe UUAS",
 }
 ROWS_DIR = Path(__file__).resolve().parent / "rows"
 ENV_DIR = "BOOK_TABLES_DIR"
