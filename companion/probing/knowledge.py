@@ -90,7 +90,6 @@ def sentence_tree(words: Sequence[str], kb: Mapping[str, Sequence[tuple[str, str
 def visible_matrix(tree: SentenceTree) -> np.ndarray:
     """``[n, n]`` booleans, True where token ``i`` may attend to token ``j`` (K-BERT's ``M_ij = 0``)."""
     b = np.asarray(tree.branch)
-    n = len(b)
     trunk = b < 0
     m = trunk[:, None] & trunk[None, :]
     same = (b[:, None] == b[None, :]) & ~trunk[:, None]

@@ -66,9 +66,9 @@ class MapModel:
     note: str = ""
 
     def __post_init__(self) -> None:
-        for axis in AXES:
-            if getattr(self, axis) not in AXES[axis]:
-                raise ValueError(f"{self.name}: {axis}={getattr(self, axis)!r} is not one of {AXES[axis]}")
+        for axis, values in AXES.items():
+            if getattr(self, axis) not in values:
+                raise ValueError(f"{self.name}: {axis}={getattr(self, axis)!r} is not one of {values}")
         if self.chapter not in CHAPTER_PAGES:
             raise ValueError(f"{self.name}: unknown chapter {self.chapter!r}; known: {sorted(CHAPTER_PAGES)}")
 
