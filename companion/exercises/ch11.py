@@ -61,8 +61,8 @@ register(Exercise(
     outputs=("control mapping",),
     hint=(
         "Count the tags with collections.Counter; their relative frequencies are the probabilities.",
-        "rng.choice(labels, size=len(types), p=probabilities) draws all types at once; zip the "
-        "sorted types with the draws.",
+        ("rng.choice(labels, size=len(types), p=probabilities) draws all types at once; zip the "
+        "sorted types with the draws."),
     ),
 ))
 
@@ -120,8 +120,8 @@ register(Exercise(
     outputs=("vectors",),
     hint=(
         "Let word i's vector be the sum of unit vectors e_edge over the edges on its path to the root.",
-        "Then h_i - h_j has a +-1 in exactly the dimensions of the edges between i and j, so its "
-        "squared length counts them. Index each edge by its child word, skipping the root.",
+        ("Then h_i - h_j has a +-1 in exactly the dimensions of the edges between i and j, so its "
+        "squared length counts them. Index each edge by its child word, skipping the root."),
     ),
 ))
 
@@ -275,8 +275,8 @@ register(Exercise(
     """,
     answer=1.57142857,
     atol=0.01,
-    hint=("Delta_l = score(0..l) - score(0..l-1) for l = 1..4; the expected layer is the Delta-weighted "
-          "mean of l.",),
+    hint=(("Delta_l = score(0..l) - score(0..l-1) for l = 1..4; the expected layer is the Delta-weighted "
+          "mean of l."),),
     explanation="""
         The gains are 0.20, 0.10, 0.05 and 0 at layers 1-4, so E[l] = (1 * 0.20 + 2 * 0.10 + 3 * 0.05) /
         0.35 = 0.55 / 0.35 = 1.571: most of what the probe needs is added by the first layer.
