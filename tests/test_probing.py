@@ -387,6 +387,7 @@ def test_encode_tree_pieces_cls_sep_and_naive_variant():
     vocab = {w: i + 10 for i, w in enumerate(["tim", "cook", "ceo", "apple", "is", "visiting", "beijing", "capital", "china", "now"])}
     pieces = lambda w, i: [vocab[w.lower()]]
     t, ids = K.piece_tree(["Tim", "Cook", "is", "visiting", "Beijing", "now"], _kb(), pieces)
+    assert t.anchor == [[1], [6]]
     assert t.soft == [1, 2, 3, 4, 3, 4, 5, 6, 7, 6]
     e = K.encode_tree(t, lambda w, i: [int(w)], cls_id=1, sep_id=2)
     assert e.ids[0].tolist() == [1] + ids + [2]
@@ -403,7 +404,9 @@ def test_piece_tree_multi_piece_entity_and_branch():
     split = {"beijing": [5, 6], "capital": [7], "china": [8, 9], "in": [3], "now": [4]}
     t, ids = K.piece_tree(["in", "Beijing", "now"], _kb(), lambda w, i: split[w.lower()])
     assert ids == [3, 5, 6, 7, 8, 9, 4]
-    assert t.soft == [1, 2, 3, 4, 5, 6, 4] and t.anchor == [2]
+    assert t.soft == [1, 2, 3, 4, 5, 6, 4] and t.anchor == [[1, 2]]
+    m = K.visible_matrix(t)
+    assert m[1, 3] and m[2, 5] and not m[0, 3] and not m[6, 4]   # both entity pieces see the branch
 
 
 def test_trunk_drift_is_zero_without_visibility_leaks_and_positive_naively():

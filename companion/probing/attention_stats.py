@@ -105,7 +105,7 @@ def syntactic_head_accuracy(encoded: Sequence[Encoded], heads: Sequence[Sequence
         wa[..., idx, idx] = -np.inf                                # a word is not its own head
         guess = wa.argmax(-1)                                      # [L, H, n]
         h = np.asarray(h)
-        ok = (h >= 0) if keep is None else (h >= 0) & np.asarray(keep, bool)
+        ok = (h >= 0) if keep is None else (h >= 0) & np.asarray(keep[k], bool)
         right = right + (guess[..., ok] == h[ok]).sum(-1)
         total += int(ok.sum())
     return right / max(total, 1)

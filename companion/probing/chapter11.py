@@ -49,12 +49,13 @@ class Sizes:
     attn_sentences: int
     n_boot: int
     seeds: tuple[int, ...]  # probe seeds (spread)
+    static_tokens: int | None = None  # Brown tokens the static vectors train on (None: all)
 
 
 def sizes(scale: str | None = None) -> Sizes:
     return pick(
-        ci=Sizes(120, 60, 200, 80, 25, 1, 50, 4, 64, 4, 32, 20, 200, (0,)),
-        laptop=Sizes(800, 300, 1500, 500, 40, 1, 100, 8, 256, 10, 64, 150, 1000, (0, 1, 2)),
+        ci=Sizes(120, 60, 150, 60, 25, 1, 50, 4, 64, 4, 32, 20, 200, (0, 1), 200_000),
+        laptop=Sizes(800, 300, 800, 300, 40, 1, 100, 6, 256, 8, 64, 150, 1000, (0, 1)),
         gpu=Sizes(8000, 2000, 3000, 800, 60, 5, 300, 20, 512, 30, 128, 800, 2000, (0, 1, 2, 3, 4)),
         scale=scale)
 
@@ -154,7 +155,7 @@ class SentenceTask:
     def chance(self) -> float:
         """The majority class's share of the test set."""
         c = Counter(y for _, y in self.test)
-        return c.most_common(1)[0][1] / len(self.test)
+        return c.most_common(1)[0][1] / len(self.test) if self.test else float("nan")
 
 
 def _length_bin(n: int) -> str:
@@ -184,7 +185,8 @@ def sentence_tasks(train: Sequence[PTBSentence], test: Sequence[PTBSentence], n_
     out["Length"] = SentenceTask("Length", [(s.words, _length_bin(len(s.words))) for s in train],
                                  [(s.words, _length_bin(len(s.words))) for s in test])
     df = Counter(w.lower() for s in train for w in set(s.words) if w.isalpha())
-    mid = [w for w, c in sorted(df.items(), key=lambda kv: (-kv[1], kv[0])) if 15 <= c and len(w) > 3]
+    floor = max(3, len(train) // 100)
+    mid = [w for w, c in sorted(df.items(), key=lambda kv: (-kv[1], kv[0])) if floor <= c and len(w) > 3]
     words = mid[len(mid) // 4: len(mid) // 4 + n_content_words]
 
     def content(ss):
@@ -216,7 +218,7 @@ def sentence_tasks(train: Sequence[PTBSentence], test: Sequence[PTBSentence], n_
     keep = {k for k, _ in top}
     tc = lambda s: _top_constituents(s.tree) if _top_constituents(s.tree) in keep else "OTHER"
     out["TopConst"] = SentenceTask("TopConst", [(s.words, tc(s)) for s in train], [(s.words, tc(s)) for s in test])
-    return out
+    return {k: t for k, t in out.items() if t.train and t.test}  # a sample too small for a task drops it
 
 
 def mean_pool_layers(layers: Sequence[np.ndarray], lengths: Sequence[int]) -> list[np.ndarray]:
@@ -236,7 +238,7 @@ class StaticVectors:
     fasttext: object
 
 
-def train_static(dim: int, epochs: int, min_count: int = 3) -> StaticVectors:
+def train_static(dim: int, epochs: int, min_count: int = 3, max_tokens: int | None = None) -> StaticVectors:
     """PPMI+SVD (window 2), skip-gram (negative sampling) and fastText trained on Brown
     (lower-cased, 1.16M tokens), one thread each; fastText keeps its model so that words
     outside the vocabulary get vectors from their character n-grams."""
@@ -246,6 +248,9 @@ def train_static(dim: int, epochs: int, min_count: int = 3) -> StaticVectors:
     from ..word2vec import train_word2vec
 
     sents = [[w.lower() for w in s] for s in load_brown().sents()]
+    if max_tokens is not None:
+        ends = np.cumsum([len(s) for s in sents])
+        sents = sents[: int(np.searchsorted(ends, max_tokens)) + 1]
     named, seconds = {}, {}
     t0 = time.perf_counter()
     cv = count_word_vectors(sents, window=2, min_count=min_count, dim=dim)
@@ -291,7 +296,8 @@ def run_token_probes(task: TokenTask, reps: Sequence[str], layer: Mapping[str, i
         for kind in ("linear", "mlp"):
             acc, ctl, lo_hi = [], [], None
             for seed in seeds:
-                cfg = ProbeConfig(**{**config.__dict__, "kind": kind, "hidden": mlp_hidden, "seed": seed})
+                lr = config.lr if kind == "linear" else 3 * config.lr  # the MLP memorises slowly at 1e-3
+                cfg = ProbeConfig(**{**config.__dict__, "kind": kind, "hidden": mlp_hidden, "seed": seed, "lr": lr})
                 r = fit_probe(X_tr, y_tr, X_te, y_te, cfg)
                 acc.append(r.test_acc)
                 if lo_hi is None:
@@ -369,3 +375,219 @@ def run_structural(train: Sequence[PTBSentence], test: Sequence[PTBSentence], re
         res = evaluate_structural(predict_distances(probe, xt), [s.heads for s in test], [s.keep for s in test])
         rows.append({"representation": rep, "layer": k, "UUAS": 100 * res["uuas"], "DSpr.": res["dspr"]})
     return pd.DataFrame(rows).round(3)
+
+
+def run_sentence_probes(tasks: Mapping[str, SentenceTask], reps: Sequence[str], config: ProbeConfig | None = None,
+                        all_layers: Sequence[str] = ()) -> pd.DataFrame:
+    """Accuracy (%) of a linear probe on mean-pooled vectors for each sentence task; for the
+    representations in ``all_layers`` one row per layer, else the last layer only."""
+    rows: dict[str, dict[str, float]] = {}
+    for tname, t in tasks.items():
+        _y_names, (y_tr, y_te) = encode_labels([[y] for _, y in t.train], [[y] for _, y in t.test])
+        for rep in reps:
+            lay_tr = mean_pool_layers(extract(rep, [w for w, _ in t.train]), [len(w) for w, _ in t.train])
+            lay_te = mean_pool_layers(extract(rep, [w for w, _ in t.test]), [len(w) for w, _ in t.test])
+            ks = range(len(lay_tr)) if rep in all_layers else [len(lay_tr) - 1]
+            for k in ks:
+                name = f"{rep} L{k}" if rep in all_layers else rep
+                rows.setdefault(name, {})[tname] = 100 * fit_probe(lay_tr[k], y_tr, lay_te[k], y_te, config).test_acc
+        rows.setdefault("majority class", {})[tname] = 100 * t.chance()
+    return pd.DataFrame(rows).T.round(1)
+
+
+def uuas_interval(preds: Sequence[np.ndarray], sents: Sequence[PTBSentence], n_boot: int = 1000,
+                  seed: int = 0) -> tuple[float, float, float]:
+    """UUAS and a 95 % bootstrap interval over test sentences."""
+    from .structural import uuas
+
+    rt = np.array([uuas(p, s.heads, s.keep) for p, s in zip(preds, sents)], dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(rt), size=(n_boot, len(rt)))
+    boot = rt[idx, 0].sum(1) / np.maximum(rt[idx, 1].sum(1), 1)
+    return float(rt[:, 0].sum() / rt[:, 1].sum()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
+
+
+def run_structural_ci(train: Sequence[PTBSentence], test: Sequence[PTBSentence], rep: str, layer: int,
+                      config=None, n_boot: int = 1000) -> tuple[float, float, float]:
+    """UUAS with its interval for one layer of ``rep``."""
+    from .structural import fit_structural, predict_distances, tree_distances
+
+    def split(a, ss):
+        ends = np.cumsum([len(s.words) for s in ss])
+        return [a[e - len(s.words):e] for s, e in zip(ss, ends)]
+
+    xs = split(extract(rep, [s.words for s in train])[layer], train)
+    xt = split(extract(rep, [s.words for s in test])[layer], test)
+    probe = fit_structural(xs, [tree_distances(s.heads) for s in train], config)
+    return uuas_interval(predict_distances(probe, xt), test, n_boot)
+
+
+def run_attention(encoder, wordpiece, sents: Sequence[PTBSentence]) -> tuple[dict[str, np.ndarray], tuple[int, float]]:
+    """Head statistics and syntactic-head accuracy of a WordPiece BERT on treebank sentences,
+    with the best fixed-offset baseline ``(offset, accuracy)``."""
+    from .attention_stats import (
+        best_offset_baseline,
+        collect_attention,
+        head_statistics,
+        syntactic_head_accuracy,
+    )
+
+    enc = collect_attention(encoder, wordpiece, [s.words for s in sents])
+    stats = head_statistics(enc)
+    stats["syntactic head"] = syntactic_head_accuracy(enc, [s.heads for s in sents], [s.keep for s in sents])
+    return stats, best_offset_baseline([s.heads for s in sents], [s.keep for s in sents])
+
+
+# ------------------------------------------------------------------------------------ knowledge
+
+CAPITALS: tuple[tuple[str, str], ...] = (
+    ("Paris", "France"), ("Berlin", "Germany"), ("Rome", "Italy"), ("Madrid", "Spain"), ("Tokyo", "Japan"),
+    ("Beijing", "China"), ("Moscow", "Russia"), ("Ottawa", "Canada"), ("Canberra", "Australia"),
+    ("Cairo", "Egypt"), ("Athens", "Greece"), ("Lisbon", "Portugal"), ("Vienna", "Austria"),
+    ("Dublin", "Ireland"), ("Oslo", "Norway"), ("Stockholm", "Sweden"), ("Helsinki", "Finland"),
+    ("Warsaw", "Poland"), ("Budapest", "Hungary"), ("Nairobi", "Kenya"), ("Lima", "Peru"),
+    ("Bangkok", "Thailand"), ("Hanoi", "Vietnam"), ("Manila", "Philippines"), ("Havana", "Cuba"),
+    ("Ankara", "Turkey"), ("Tehran", "Iran"), ("Baghdad", "Iraq"), ("Brussels", "Belgium"),
+    ("Copenhagen", "Denmark"),
+)
+"""Hand-checked (capital, country) pairs, each the country's capital in 2024."""
+
+
+NONCE: tuple[str, ...] = (
+    "Vostrel", "Quindar", "Belmusk", "Trazzo", "Okravin", "Pellux", "Zandrift", "Morvique", "Klestor",
+    "Ubrano", "Feskil", "Gortova", "Hemlix", "Jurrant", "Lavesk", "Nimbrac", "Orsulen", "Plintor",
+    "Rastoval", "Sebrix", "Tolvane", "Usklar", "Varnette", "Wexhold", "Yorbisk", "Brantic", "Cravold",
+    "Dimsker", "Elvorn", "Frastle",
+)
+"""Made-up company names (checked absent from MiniLM's vocabulary as whole words): facts about
+them can only come from the knowledge base."""
+
+
+def nonce_facts(seed: int = 0) -> tuple[tuple[str, str], ...]:
+    """Each made-up company of :data:`NONCE` gets a country of :data:`CAPITALS` (a seeded
+    permutation): a knowledge base the model cannot have seen."""
+    countries = [b for _, b in CAPITALS]
+    perm = np.random.default_rng(seed).permutation(len(countries))
+    return tuple((n, countries[j]) for n, j in zip(NONCE, perm))
+
+
+def capital_ranking(encoder, wordpiece, pairs: Sequence[tuple[str, str]] = CAPITALS, mode: str = "none",
+                    template: str = "We flew to {} last week .", shuffle_seed: int | None = None,
+                    relation: str = "capital of") -> float:
+    """A LAMA-style probe without an MLM head: the capital's last-layer vector (in ``template``)
+    is compared by cosine with each country's vector (same template); P@1 = the share of
+    capitals whose nearest country is theirs. ``mode``: ``"none"`` (no knowledge), ``"kbert"``
+    (the triple ``capital of <country>`` injected with soft positions and the visible matrix),
+    ``"naive"`` (injected as plain text: hard positions, full attention). ``shuffle_seed``
+    injects *wrong* countries (a derangement) -- does the model follow the knowledge base?"""
+    import torch
+
+    from .knowledge import encode_tree, kbert_hidden, piece_tree
+
+    if mode not in ("none", "kbert", "naive"):
+        raise ValueError(f"mode must be 'none', 'kbert' or 'naive', got {mode!r}")
+    c = encoder.config
+    pieces = lambda w, _i: wordpiece.ids(w) or [c.unk_id]
+    one = lambda t, _i: [int(t)]
+    facts = list(pairs)
+    if shuffle_seed is not None:
+        rng = np.random.default_rng(shuffle_seed)
+        perm = rng.permutation(len(facts))
+        while (perm == np.arange(len(facts))).any():
+            perm = rng.permutation(len(facts))
+        facts = [(a, pairs[j][1]) for (a, _), j in zip(pairs, perm)]
+
+    def vec(word: str, kb) -> torch.Tensor:
+        words = template.format(word).split()
+        tree, _ = piece_tree(words, kb, pieces)
+        enc = encode_tree(tree, one, c.cls_id, c.sep_id, soft=mode != "naive", visible=mode != "naive")
+        h = kbert_hidden(encoder, enc)[0]
+        at = words.index(word)
+        last = max(k for k, wi in enumerate(tree.source) if wi == at)
+        return h[last + 1]  # +1: [CLS]
+
+    countries = torch.stack([vec(b, {}) for _, b in pairs])
+    right = 0
+    for (a, gold), (_, injected) in zip(pairs, facts):
+        kb = {} if mode == "none" else {a.lower(): [(relation, injected)]}
+        sims = torch.nn.functional.cosine_similarity(vec(a, kb)[None], countries)
+        right += int([b for _, b in pairs][int(sims.argmax())] == (injected if shuffle_seed is not None else gold))
+    return right / len(pairs)
+
+
+def knowledge_noise(encoder, wordpiece, sentences: Sequence[Sequence[str]], kb) -> pd.DataFrame:
+    """Mean trunk drift (cosine distance of the other words' last-layer vectors) when the
+    knowledge base's triples are injected, naive vs K-BERT, over sentences with an entity."""
+    from .knowledge import trunk_drift
+
+    c = encoder.config
+    pieces = lambda w, _i: wordpiece.ids(w) or [c.unk_id]
+    rows = []
+    for s in sentences:
+        if not any(w.lower() in kb for w in s):
+            continue
+        rows.append({"naive injection": trunk_drift(encoder, s, kb, pieces, c.cls_id, c.sep_id, False, False),
+                     "K-BERT": trunk_drift(encoder, s, kb, pieces, c.cls_id, c.sep_id, True, True)})
+    if not rows:
+        raise ValueError("no sentence mentions an entity of the knowledge base")
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------- diagram
+
+
+def draw_probe(ax=None):
+    """Frozen layers feed a probe; the same probe is trained on the task and on its control."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 3.6))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 5)
+    ax.axis("off")
+
+    def box(x, y, w, h, text, color):
+        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.05", fc=color, ec="#333"))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9)
+
+    ax.text(1.4, 0.25, "the  cat  sat  on  the  mat", ha="center", fontsize=9)
+    for k in range(4):
+        box(0.2, 0.7 + k * 1.0, 2.4, 0.7, "embeddings (layer 0)" if k == 0 else f"layer {k} (frozen)", "#dde8f5")
+    for k in range(4):
+        ax.annotate("", xy=(4.0, 2.4), xytext=(2.65, 1.05 + k * 1.0), arrowprops={"arrowstyle": "->", "color": "#777"})
+    box(4.0, 2.0, 2.2, 0.8, "probe f(h)\nlinear or MLP", "#fde2c8")
+    box(7.0, 3.0, 2.8, 0.8, "task: DT NN VBD IN DT NN", "#d9f0d3")
+    box(7.0, 1.0, 2.8, 0.8, "control: 7 3 12 3 7 40\n(one random label per type)", "#eeeeee")
+    ax.annotate("", xy=(7.0, 3.4), xytext=(6.25, 2.55), arrowprops={"arrowstyle": "->"})
+    ax.annotate("", xy=(7.0, 1.4), xytext=(6.25, 2.25), arrowprops={"arrowstyle": "->"})
+    ax.text(8.4, 2.4, "selectivity =\ntask acc - control acc", ha="center", fontsize=9)
+    return ax
+
+
+# --------------------------------------------------------------------------------- running table
+
+ROW_NAMES = {"random vectors": "random vectors (one per word type)", "MiniLM": "all-MiniLM-L6-v2, layer 3 (our BertEncoder)"}
+
+
+def add_probing_rows(table, token_tables: Mapping[str, pd.DataFrame], struct: pd.DataFrame,
+                     seconds: Mapping[str, float] | None = None, source: str = "notebooks/11_probing.ipynb"):
+    """One row per representation: linear-probe accuracy and selectivity per token task, and the
+    structural probe's best-layer UUAS. Returns ``table``."""
+    reps = list(dict.fromkeys(token_tables[next(iter(token_tables))].representation))
+    for rep in reps:
+        scores: dict[str, float | None] = {}
+        for task, frame in token_tables.items():
+            r = frame[(frame.representation == rep) & (frame.probe == "linear")].iloc[0]
+            scores[f"{task} acc"] = float(r["task acc"])
+            scores[f"{task} sel"] = float(r["selectivity"])
+        s = struct[struct.representation == rep]
+        scores["UUAS"] = float(s.UUAS.max()) if len(s) else None
+        meta = {"probe": "linear", "uuas_layer": int(s.layer[s.UUAS.idxmax()]) if len(s) else None}
+        chapter = "11"
+        for key, ch in (("PPMI", "01b"), ("skip-gram", "03"), ("fastText", "04a")):
+            if rep.startswith(key):
+                chapter = ch
+        table.add(ROW_NAMES.get(rep, rep), chapter="11", scores=scores, source=source,
+                  train_time_s=(seconds or {}).get(rep), meta={**meta, "from_chapter": chapter})
+    return table

@@ -51,13 +51,16 @@ class SentenceTree:
         words: every token, trunk and branch, in reading order.
         soft: soft position of each token.
         branch: ``-1`` for a trunk token, else the branch's number.
-        anchor: for each branch, the index (in ``words``) of the entity it hangs from.
+        anchor: for each branch, the index (in ``words``) of the entity it hangs from, or the
+            list of indices of its pieces (an entity split into word pieces: every piece of it
+            sees the branch, as in K-BERT's code).
     """
 
     words: list[str]
     soft: list[int]
     branch: list[int]
-    anchor: list[int]
+    anchor: list[int | list[int]]
+    source: list[int] | None = None  # piece trees: the sentence word each trunk piece comes from (-1: branch)
 
     @property
     def trunk(self) -> list[int]:
@@ -96,8 +99,9 @@ def visible_matrix(tree: SentenceTree) -> np.ndarray:
     m |= same
     for k, a in enumerate(tree.anchor):  # a branch and its entity see each other
         mem = b == k
-        m[a, mem] = True
-        m[mem, a] = True
+        for i in np.atleast_1d(a):
+            m[i, mem] = True
+            m[mem, i] = True
     return m
 
 
@@ -146,12 +150,12 @@ def encode_tree(tree: SentenceTree, pieces: Callable[[str, int], list[int]], cls
 
 def piece_tree(words: Sequence[str], kb: Mapping[str, Sequence[tuple[str, str]]],
                pieces: Callable[[str, int], list[int]], max_branches: int = 2) -> tuple[SentenceTree, list[int]]:
-    """:func:`sentence_tree` at the level of pieces (soft positions count pieces; a branch hangs
-    from its entity's last piece). ``pieces(word, i)`` gives a word's ids (``i = 0`` for the first
+    """:func:`sentence_tree` at the level of pieces (soft positions count pieces; a branch's
+    positions follow its entity's last piece, and every piece of the entity sees the branch). ``pieces(word, i)`` gives a word's ids (``i = 0`` for the first
     word; branch words are passed ``i = 1``). Returns the tree (its ``words`` are the piece ids as
     strings; :func:`encode_tree` reads them back with one piece each) and the ids."""
     ids: list[int] = []
-    soft, branch, anchor = [], [], []
+    soft, branch, anchor, source = [], [], [], []
     pos = 1  # after [CLS]
     for i, w in enumerate(words):
         p = pieces(w, i)
@@ -161,8 +165,9 @@ def piece_tree(words: Sequence[str], kb: Mapping[str, Sequence[tuple[str, str]]]
             ids.append(t)
             soft.append(pos)
             branch.append(-1)
+            source.append(i)
             pos += 1
-        entity = len(ids) - 1
+        entity = list(range(len(ids) - len(p), len(ids)))
         for rel, obj in list(kb.get(w.lower(), ()))[:max_branches]:
             b, q = len(anchor), pos
             anchor.append(entity)
@@ -171,8 +176,9 @@ def piece_tree(words: Sequence[str], kb: Mapping[str, Sequence[tuple[str, str]]]
                     ids.append(t)
                     soft.append(q)
                     branch.append(b)
+                    source.append(-1)
                     q += 1
-    return SentenceTree([str(t) for t in ids], soft, branch, anchor), ids
+    return SentenceTree([str(t) for t in ids], soft, branch, anchor, source), ids
 
 
 @torch.no_grad()
@@ -199,7 +205,7 @@ def trunk_drift(encoder, words: Sequence[str], kb, pieces: Callable[[str, int], 
     with_k = kbert_hidden(encoder, encode_tree(ptree, one, cls_id, sep_id, soft=soft, visible=visible))[0]
     without = kbert_hidden(encoder, encode_tree(plain_tree, one, cls_id, sep_id))[0]
     trunk = [i + 1 for i in ptree.trunk]            # +1: [CLS]
-    anchors = {a + 1 for a in ptree.anchor}
+    anchors = {int(i) + 1 for a in ptree.anchor for i in np.atleast_1d(a)}
     keep = [k for k, i in enumerate(trunk) if i not in anchors]
     a = with_k[[trunk[k] for k in keep]]
     b = without[[k + 1 for k in keep]]             # the plain tree is all trunk

@@ -416,3 +416,30 @@ def bootstrap_acc(correct: np.ndarray, n_boot: int = 1000, seed: int = 0) -> tup
     rng = np.random.default_rng(seed)
     means = correct[rng.integers(0, len(correct), size=(n_boot, len(correct)))].mean(1)
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def cached_extractor(fn: Extractor, max_tokens: int = 200_000) -> Extractor:
+    """Remember each sentence's layers (float16) so that tasks sharing sentences extract once;
+    sentences are keyed by their words. Beyond ``max_tokens`` stored tokens nothing new is kept."""
+    store: dict[tuple[str, ...], list[np.ndarray]] = {}
+    held = [0]
+
+    def run(sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        todo = list(dict.fromkeys(tuple(s) for s in sentences if tuple(s) not in store))
+        fresh: dict[tuple[str, ...], list[np.ndarray]] = {}
+        if todo:
+            layers = fn([list(s) for s in todo])
+            at = 0
+            for s in todo:
+                fresh[s] = [a[at:at + len(s)].astype(np.float16) for a in layers]
+                at += len(s)
+            for s, v in fresh.items():
+                if held[0] + len(s) <= max_tokens:
+                    store[s] = v
+                    held[0] += len(s)
+        parts = [store.get(tuple(s)) or fresh[tuple(s)] for s in sentences]
+        if not parts:
+            return []
+        return [np.concatenate([p[k] for p in parts]).astype(np.float32) for k in range(len(parts[0]))]
+
+    return run
