@@ -422,3 +422,48 @@ def test_trunk_drift_is_zero_without_visibility_leaks_and_positive_naively():
     # one layer: trunk tokens other than the entity never see the branch, so nothing changes
     assert K.trunk_drift(enc, words, _kb(), pieces, 2, 3, soft=True, visible=True) == pytest.approx(0, abs=1e-6)
     assert K.trunk_drift(enc, words, _kb(), pieces, 2, 3, soft=False, visible=False) > 1e-3
+
+
+# ------------------------------------------------------------------------ chapter helpers
+
+
+def test_bigram_shift_swaps_one_adjacent_pair_and_keeps_the_first_word():
+    from companion.probing.chapter11 import bigram_shift
+
+    rng = np.random.default_rng(0)
+    s = ["The", "cat", "sat", "on", "mats"]
+    for _ in range(20):
+        out = bigram_shift(s, rng)
+        diff = [i for i, (a, b) in enumerate(zip(s, out)) if a != b]
+        assert out[0] == "The" and sorted(out) == sorted(s) and len(diff) == 2 and diff[1] == diff[0] + 1
+    with pytest.raises(ValueError, match="3 words"):
+        bigram_shift(["a", "b"], rng)
+
+
+def test_majority_baseline_and_uuas_interval():
+    from companion.probing.chapter11 import PTBSentence, TokenTask, majority_baseline, uuas_interval
+
+    t = TokenTask("toy", [["a", "b", "a"]], [["X", "Y", "X"]], [["a", "b", "c"]], [["X", "X", "X"]])
+    assert majority_baseline(t) == pytest.approx(2 / 3)   # b -> Y is wrong; unseen c -> X right
+    heads = [1, 2, -1, 2, 5, 3, 2]
+    s = PTBSentence(["w"] * 7, ["DT", "NN", "VBD", "IN", "DT", "NN", "."], heads, None)
+    gold = S.tree_distances(heads).astype(float)
+    u, lo, hi = uuas_interval([gold, S.linear_baseline([7])[0]], [s, s], n_boot=200)
+    assert u == pytest.approx((5 + 4) / 10) and lo <= u <= hi
+
+
+def test_add_probing_rows(tmp_path):
+    import pandas as pd
+
+    from companion.evaluate.tables import RunningTable
+    from companion.probing.chapter11 import add_probing_rows
+
+    frame = pd.DataFrame([{"representation": "MiniLM", "probe": "linear", "task acc": 90.0, "selectivity": 30.0},
+                          {"representation": "MiniLM", "probe": "mlp", "task acc": 92.0, "selectivity": 20.0}])
+    struct = pd.DataFrame([{"representation": "MiniLM", "layer": 0, "UUAS": 40.0},
+                           {"representation": "MiniLM", "layer": 3, "UUAS": 55.0}])
+    table = add_probing_rows(RunningTable("probing", directory=tmp_path), {"POS": frame}, struct)
+    (row,) = table.rows()
+    assert row.model.startswith("all-MiniLM-L6-v2") and row.scores == {"POS acc": 90.0, "POS sel": 30.0,
+                                                                         "UUAS": 55.0}
+    assert row.meta["uuas_layer"] == 3

@@ -55,7 +55,7 @@ class Sizes:
 def sizes(scale: str | None = None) -> Sizes:
     return pick(
         ci=Sizes(120, 60, 150, 60, 25, 1, 50, 4, 64, 4, 32, 20, 200, (0, 1), 200_000),
-        laptop=Sizes(800, 300, 800, 300, 40, 1, 100, 6, 256, 8, 64, 150, 1000, (0, 1)),
+        laptop=Sizes(500, 200, 600, 200, 40, 1, 100, 6, 256, 6, 64, 100, 1000, (0, 1)),
         gpu=Sizes(8000, 2000, 3000, 800, 60, 5, 300, 20, 512, 30, 128, 800, 2000, (0, 1, 2, 3, 4)),
         scale=scale)
 
@@ -352,9 +352,10 @@ def run_layer_probes(tasks: Mapping[str, TokenTask], rep: str, config: ProbeConf
     return pd.DataFrame(rows).round(2), per, weights
 
 
-def run_structural(train: Sequence[PTBSentence], test: Sequence[PTBSentence], rep: str, config=None
-                   ) -> pd.DataFrame:
-    """The structural probe on every layer of ``rep``: UUAS and DSpr. on the test sentences."""
+def run_structural(train: Sequence[PTBSentence], test: Sequence[PTBSentence], rep: str, config=None,
+                   preds: dict | None = None) -> pd.DataFrame:
+    """The structural probe on every layer of ``rep``: UUAS and DSpr. on the test sentences
+    (``preds``, if given, receives each layer's predicted distances under ``(rep, layer)``)."""
     from .structural import (
         evaluate_structural,
         fit_structural,
@@ -372,7 +373,10 @@ def run_structural(train: Sequence[PTBSentence], test: Sequence[PTBSentence], re
     rows = []
     for k, (xs, xt) in enumerate(zip(L_tr, L_te)):
         probe = fit_structural(xs, gold, config)
-        res = evaluate_structural(predict_distances(probe, xt), [s.heads for s in test], [s.keep for s in test])
+        pd_ = predict_distances(probe, xt)
+        if preds is not None:
+            preds[(rep, k)] = pd_
+        res = evaluate_structural(pd_, [s.heads for s in test], [s.keep for s in test])
         rows.append({"representation": rep, "layer": k, "UUAS": 100 * res["uuas"], "DSpr.": res["dspr"]})
     return pd.DataFrame(rows).round(3)
 
