@@ -441,7 +441,12 @@ def test_bigram_shift_swaps_one_adjacent_pair_and_keeps_the_first_word():
 
 
 def test_majority_baseline_and_uuas_interval():
-    from companion.probing.chapter11 import PTBSentence, TokenTask, majority_baseline, uuas_interval
+    from companion.probing.chapter11 import (
+        PTBSentence,
+        TokenTask,
+        majority_baseline,
+        uuas_interval,
+    )
 
     t = TokenTask("toy", [["a", "b", "a"]], [["X", "Y", "X"]], [["a", "b", "c"]], [["X", "X", "X"]])
     assert majority_baseline(t) == pytest.approx(2 / 3)   # b -> Y is wrong; unseen c -> X right
