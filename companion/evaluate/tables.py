@@ -44,6 +44,7 @@ TABLES: dict[str, str] = {
     "tagging": "Sequence labelling: token accuracy (POS) and span F1 (chunks, entities)",
     "transfer": "Adapting a pre-trained model: accuracy, trainable parameters and storage per task",
     "objectives": "Pre-training objectives at equal compute (chapter 8): losses, GLUE-lite average, cost",
+    "probing": "Probes on frozen vectors: token accuracy %, selectivity, structural probe UUAS",
 }
 ROWS_DIR = Path(__file__).resolve().parent / "rows"
 ENV_DIR = "BOOK_TABLES_DIR"
