@@ -48,6 +48,16 @@ def test_writes_are_deterministic_and_keep_other_writers_rows(tmp_path):
     assert not list(tmp_path.glob(".*tmp"))
 
 
+def test_written_file_has_the_mode_of_a_new_file(tmp_path):
+    import os
+
+    from companion.fileio import umask_mode
+
+    RunningTable("sentence", directory=tmp_path).add("m", chapter=5, scores={"MR": 1.0}, scale="laptop")
+    path = tmp_path / "sentence.json"
+    assert (os.stat(path).st_mode & 0o777) == umask_mode()  # not mkstemp's private 0600
+
+
 def test_ci_rows_stay_in_memory_unless_saved(tmp_path):
     t = RunningTable("tagging", directory=tmp_path)
     t.add("tiny tagger", chapter=6, scores={"acc": 50.0}, scale="ci")

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.tasks import Example, TaskData
+from ..fileio import umask_mode
 from ..scale import SCALES, get_scale
 from .similarity import spearman
 
@@ -228,6 +229,7 @@ def store_specs(scales: Sequence[str] = ("ci", "laptop"), path: Path = SPECS_FIL
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".glue_specs.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
+    os.chmod(tmp, umask_mode())  # mkstemp made it 0600
     os.replace(tmp, path)
     return out
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..fileio import umask_mode
 from ..scale import SCALES, get_scale
 
 TABLES: dict[str, str] = {
@@ -172,6 +173,7 @@ class RunningTable:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
+            os.chmod(tmp, umask_mode())  # mkstemp made it 0600: a table is plain data
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

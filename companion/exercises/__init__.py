@@ -260,7 +260,6 @@ def _tolerance_text(ex: Exercise) -> str:
 
 
 def _report(ex: Exercise, result: CheckResult) -> None:
-    stuck = f"Stuck? hint({ex.id!r}, 1) gives a nudge."
     if ex.kind == "predict":
         if result.measured is None:  # nothing was compared
             print(f"✗ {ex.id}: {result.failures[0]}.")
@@ -281,7 +280,7 @@ def _report(ex: Exercise, result: CheckResult) -> None:
             if ex.explanation:
                 print(textwrap.dedent(ex.explanation).strip())
         else:
-            print(f"✗ {ex.id}: {result.failures[0]}. {stuck}")
+            print(f"✗ {ex.id}: {result.failures[0]}.")
         return
     if ex.kind == "extend" and not ex.has_cases:
         print(f"{ex.id} is an open task: nothing to check automatically. When you are done, "
@@ -298,7 +297,6 @@ def _report(ex: Exercise, result: CheckResult) -> None:
     print(f"  First failure, {result.failures[0]}")
     if len(result.failures) > 1:
         print(f"  ({len(result.failures) - 1} more failing check(s) not shown.)")
-    print(f"  {stuck}")
 
 
 def check(exercise_id: str, answer: Any = _MISSING, *, measured: Any = _MISSING,
