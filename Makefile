@@ -110,7 +110,7 @@ kenlm: setup kenlm-deps
 	$(PY) -m companion.peers.kenlm_build
 
 test-peers: setup kenlm
-	$(PY) -m pytest tests -m peers -q
+	$(PY) -m pytest tests -m peers -q -n $(JOBS) --dist loadfile
 
 bench: setup data kenlm
 	$(PY) -m benchmarks

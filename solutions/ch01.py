@@ -115,3 +115,13 @@ def window_study(windows=(2, 10), prefix_lengths=(2, 4, 6, 8, None), seed: int =
                 == (res.path(b)[:length] if length else res.path(b))]
         part_b["full path" if length is None else f"prefix {length}"] = float(np.mean(same)) if same else float("nan")
     return part_a, pd.Series(part_b, name="same most frequent tag")
+
+
+def cosine_neighbours(vectors, words, word, k):
+    """Normalise the rows, score every word against the query, drop the query, sort."""
+    v = np.asarray(vectors, dtype=float)
+    unit = v / np.linalg.norm(v, axis=1, keepdims=True)
+    q = words.index(word)
+    cos = unit @ unit[q]
+    cos[q] = -np.inf
+    return [words[i] for i in np.argsort(-cos, kind="stable")[:k]]

@@ -85,3 +85,33 @@ def weat_flowers_insects(spaces: dict):
         r = weat(vectors, index, X, Y, A, B, n_permutations=10_000, seed=0)
         rows[name] = {"effect size": r.effect_size, "p-value": r.p_value, "found": r.sizes}
     return pd.DataFrame(rows).T
+
+
+def spearman_rho(x, y) -> float:
+    """Average ranks (ties share their mean position), then Pearson on the ranks."""
+
+    def ranks(values) -> np.ndarray:
+        values = np.asarray(values, dtype=float)
+        order = np.argsort(values, kind="stable")
+        r = np.empty(len(values))
+        r[order] = np.arange(len(values), dtype=float)
+        for v in np.unique(values):
+            tied = values == v
+            r[tied] = r[tied].mean()
+        return r
+
+    u, v = ranks(x), ranks(y)
+    u, v = u - u.mean(), v - v.mean()
+    return float(u @ v / math.sqrt(float(u @ u) * float(v @ v)))
+
+
+def analogy_3cosadd(vectors, words, a, b, c):
+    """The fix: normalise every row first, so the offset is built from unit vectors."""
+    v = np.asarray(vectors, dtype=float)
+    v = v / np.linalg.norm(v, axis=1, keepdims=True)
+    idx = {w: i for i, w in enumerate(words)}
+    target = v[idx[b]] - v[idx[a]] + v[idx[c]]
+    scores = v @ target / np.linalg.norm(target)
+    for w in (a, b, c):
+        scores[idx[w]] = -np.inf
+    return words[int(np.argmax(scores))]

@@ -448,3 +448,78 @@ register(Exercise(
     hint=("Use count_word_vectors(brown_lower, window=...) and similarity_table as in the chapter.",
           "For (b), load_brown().tagged_words() gives (word, tag); keep each word's most frequent tag."),
 ))
+
+# ---------------------------------------------------------------- 13. predict: what PPMI keeps
+
+register(Exercise(
+    id="ch01.ppmi_kept",
+    kind="predict",
+    title="How many co-occurrence cells does PPMI keep?",
+    prompt="""
+        Section 5 counts co-occurrences in all of Brown (window 5 each side, words seen at least
+        5 times): about 2.3 million cells of the word x context matrix are non-zero. PPMI
+        (context smoothing alpha = 0.75) keeps a cell only where the pair occurs *more* often
+        than chance. Before you run the cell: what share of the non-zero cells keeps a
+        positive PMI? Write a share between 0 and 1.
+    """,
+    rtol=0.0,
+    atol=0.15,
+    unit=".0%",
+    hint=("A pair seen once, of two rare words, is far above chance. How many cells are like that?",),
+    explanation="""
+        Most people guess about half. But most non-zero cells hold a count of 1 or 2 between
+        words that are not frequent: for them one sighting is already more than the product of
+        their probabilities predicts, so PMI is positive. Only the cells of frequent words that
+        are near everything (the, of, and) fall below chance, and smoothing the context
+        distribution (alpha = 0.75) lowers rare contexts' PMI a little, not enough to clip
+        them. PPMI throws away few cells; what it changes is their weights.
+    """,
+))
+
+# ---------------------------------------------------------------- 14. implement: nearest neighbours
+
+
+def cosine_neighbours(vectors, words, word, k):
+    """The ``k`` words whose rows of ``vectors`` have the highest cosine with ``word``'s row,
+    best first, without ``word`` itself."""
+    # Your code here: normalise the rows, one matrix-vector product, sort.
+    raise NotImplementedError("write cosine_neighbours")
+
+
+def _neighbour_cases() -> list[Case]:
+    from companion.counting import sparse_neighbours
+
+    rng = np.random.default_rng(11)
+    out = []
+    for n, d, k, label in ((6, 3, 2, "six words in 3-D"), (40, 8, 5, "40 words in 8-D"),
+                           (25, 4, 24, "every other word")):
+        v = rng.normal(size=(n, d)) * rng.lognormal(0.0, 1.0, size=(n, 1))  # lengths vary
+        words = [f"w{i}" for i in range(n)]
+        index = {w: i for i, w in enumerate(words)}
+        expected = [w for w, _ in sparse_neighbours(v, index, words[1], k)]
+        out.append(Case(args=(v, words, words[1], k), expected=expected, label=label,
+                        outputs=("the neighbours, best first",)))
+    v = np.array([[1.0, 0.0], [10.0, 1.0], [0.1, 0.0], [0.0, 1.0]])
+    out.append(Case(args=(v, ["a", "b", "c", "d"], "a", 2), expected=["c", "b"],
+                    label="a short vector in the same direction beats a long one nearby",
+                    outputs=("the neighbours, best first",)))
+    return out
+
+
+register(Exercise(
+    id="ch01.cosine_neighbours",
+    title="Nearest neighbours by cosine",
+    prompt="""
+        Section 5's neighbour tables rank every word by the cosine of its vector with the query
+        word's: cos(u, v) = u . v / (|u| |v|). The length of a vector (how often the word was
+        counted) must not matter, only its direction.
+
+        Write `cosine_neighbours(vectors, words, word, k)`: `vectors` is a dense |V| x d array
+        whose row i belongs to `words[i]`. Return the k other words with the highest cosine,
+        best first, as a list of strings.
+    """,
+    cases=_neighbour_cases,
+    stub=cosine_neighbours,
+    hint=("Divide every row by its length first; then a dot product is a cosine.",
+          "Set the query word's own score to -inf before you sort, so it never comes first."),
+))

@@ -469,3 +469,137 @@ register(Exercise(
     hint=("weat(vectors, index, X, Y, A, B, n_permutations=10_000, seed=0) returns effect_size, "
           "p_value and sizes.",),
 ))
+
+# --------------------------------------------------------------------------- 4b: evaluation
+
+
+def spearman_rho(x, y):
+    """Spearman's rank correlation of two equally long sequences, ties given average ranks."""
+    # Your code here: rank each sequence (ties share the mean of their positions), then the
+    # Pearson correlation of the two rank vectors.
+    raise NotImplementedError("write spearman_rho")
+
+
+def _spearman_cases() -> list[Case]:
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(4)
+    out = []
+    x = rng.normal(size=12)
+    data = [
+        ([1.0, 2.0, 3.0, 4.0], [10.0, 20.0, 30.0, 40.0], "the same order"),
+        ([1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0], "the reverse order"),
+        ([1.0, 2.0, 2.0, 3.0, 5.0], [2.0, 1.0, 4.0, 3.0, 5.0], "a tie in x"),
+        ([0.5, 0.5, 0.5, 2.0, 3.0, 3.0], [1.0, 3.0, 2.0, 6.0, 5.0, 4.0], "a triple and a pair tied"),
+        (list(x), list(x ** 3 + 0.5 * rng.normal(size=12)), "12 noisy pairs"),
+    ]
+    for a, b, label in data:
+        out.append(Case(args=(a, b), expected=float(spearmanr(a, b).statistic), label=label,
+                        outputs=("rho",)))
+    return out
+
+
+register(Exercise(
+    id="ch04.spearman_rho",
+    title="Spearman's rho, with ties",
+    prompt="""
+        Every similarity benchmark in this chapter scores a model by Spearman's rho between the
+        human ratings and the model's cosines: the Pearson correlation of their *ranks*. Human
+        ratings have many ties (WordSim-353 has several pairs at 7.5); tied values get the
+        average of the positions they occupy (ranks 2 and 3 tied: both get 2.5).
+
+        Write `spearman_rho(x, y)` with NumPy only.
+    """,
+    cases=_spearman_cases,
+    stub=spearman_rho,
+    rtol=1e-9,
+    atol=1e-12,
+    hint=(("np.argsort(np.argsort(x)) gives ranks 0..n-1 without ties; group equal values and "
+           "give each group its mean rank."),
+          "Then centre both rank vectors and take u . v / sqrt(u . u * v . v)."),
+))
+
+
+def analogy_3cosadd(vectors, words, a, b, c):
+    """3CosAdd: the word nearest by cosine to b - a + c, excluding a, b and c."""
+    v = np.asarray(vectors, dtype=float)
+    idx = {w: i for i, w in enumerate(words)}
+    target = v[idx[b]] - v[idx[a]] + v[idx[c]]
+    scores = v @ target / (np.linalg.norm(v, axis=1) * np.linalg.norm(target))
+    for w in (a, b, c):
+        scores[idx[w]] = -np.inf
+    return words[int(np.argmax(scores))]
+
+
+def _analogy_cases() -> list[Case]:
+    """Spaces whose word lengths differ a lot, so that where the arithmetic is done matters."""
+    out = []
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(30)]
+    while len(out) < 4:
+        v = rng.normal(size=(30, 5)) * rng.lognormal(0.0, 1.5, size=(30, 1))
+        unit = v / np.linalg.norm(v, axis=1, keepdims=True)
+        a, b, c = (words[i] for i in rng.choice(30, 3, replace=False))
+        target = unit[words.index(b)] - unit[words.index(a)] + unit[words.index(c)]
+        scores = unit @ target / np.linalg.norm(target)
+        for w in (a, b, c):
+            scores[words.index(w)] = -np.inf
+        expected = words[int(np.argmax(scores))]
+        if expected != analogy_3cosadd(v, words, a, b, c):  # keep the questions the bug gets wrong
+            out.append(Case(args=(v, words, a, b, c), expected=expected,
+                            label=f"{a} : {b} :: {c} : ? in a 30-word space", outputs=("the answer",)))
+    v = np.array([[1.0, 0.0], [0.0, 1.0], [3.0, 0.2], [0.3, 2.0], [-1.0, 1.0]])
+    out.append(Case(args=(v, ["man", "woman", "king", "queen", "x"], "man", "woman", "king"),
+                    expected="queen", label="man : woman :: king : ?", outputs=("the answer",)))
+    return out
+
+
+register(Exercise(
+    id="ch04.analogy_3cosadd",
+    kind="debug",
+    title="3CosAdd that listens to frequency",
+    prompt="""
+        Section 3's analogies use 3CosAdd (Mikolov et al. 2013; Levy & Goldberg 2014): the
+        answer to a : b :: c : ? is the word w, other than a, b and c, that maximises
+
+            cos(w, b) - cos(w, a) + cos(w, c)
+
+        which equals cos(w, b* - a* + c*) up to a constant, where x* is x / |x|. The function
+        below has one bug. On word vectors whose lengths grow with frequency it prefers the
+        directions of the long vectors. Find it and fix it.
+    """,
+    cases=_analogy_cases,
+    stub=analogy_3cosadd,
+    hint=("Expand cos(w, b) - cos(w, a) + cos(w, c): which vectors are divided by their length?",
+          "The offset must be built from unit vectors, before the sum."),
+))
+
+register(Exercise(
+    id="ch04.rare_neighbours",
+    title="Why fastText's neighbours ignore frequency",
+    kind="concept",
+    prompt="""
+        Section 4 found that a word-level model's nearest neighbours have about the frequency of
+        the query word (rare words near rare words), while fastText's much less so. Which
+        explanation fits best?
+    """,
+    choices={
+        "a": "fastText drops the rarest words from its vocabulary, so no rare neighbours remain.",
+        "b": "A word-level vector's length and direction depend on how often the word was "
+             "updated, and rare words stay close to where they started; fastText builds every "
+             "word from character n-gram vectors shared with other words, so a rare word is made "
+             "of well-trained parts.",
+        "c": "fastText normalises every vector to unit length during training.",
+        "d": "fastText's hierarchical softmax gives frequent and rare words the same number of "
+             "updates.",
+    },
+    answer="b",
+    hint=("Where does the vector of a word seen 5 times come from in each model?",),
+    explanation="""
+        (b). A word seen a handful of times receives a handful of updates, so its word-level
+        vector keeps much of its random start and sits with the other barely-trained rare
+        words. fastText sums n-gram vectors that were trained on every word containing them,
+        so frequency leaves less of a mark. (The book's fastText, like skip-gram, uses
+        negative sampling and the same minimum count.)
+    """,
+))
