@@ -5,7 +5,13 @@
   WordPiece ``tokenize``;
 * :func:`transfer_runs` / :func:`transfer_frame` -- the transfer table: every method on one
   task, seeds, trainable parameters, storage per task, time;
+* :class:`TransferSizes` / :func:`transfer_sizes` -- notebook 10a's sizes (10b keeps
+  :class:`Sizes`); :func:`task_split` -- seeded subsets of TREC, AG News, ...;
+* :func:`lr_choice` / :func:`best_lrs` / :func:`stored_lr_choice` -- each method's learning
+  rate chosen on a dev split (run once by ``benchmarks/ch10a_lr_choice.py`` and stored);
 * :func:`claim_close` -- "within ``margin`` points of full fine-tuning", with the spread;
+* :func:`schedule_runs` / :func:`multitask_runs` -- warm-up and layer-wise decay variants,
+  MT-DNN's shared encoder, reusing the table's runs where the settings agree;
 * :func:`curve_runs` / :func:`data_advantage` -- Le Scao & Rush's data-points curve and the
   horizontal distance between two curves;
 * :func:`draw_peft` -- where each method puts its parameters in a Transformer block.
