@@ -44,6 +44,11 @@ def test_balanced_sample_and_tables():
     assert c10.claim_close(runs, "lora", margin=0.1)["verdict"] == "inside the noise"
     runs["bad"] = [RunResult("bad", np.zeros(2), 50.0, 1, 0.0, []), RunResult("bad", np.zeros(2), 51.0, 1, 0.0, [])]
     assert c10.claim_close(runs, "bad")["verdict"] == "fails"
+    one = {"full": runs["full"][:1], "lora": runs["lora"][:1]}  # one seed: -1 point
+    assert c10.claim_close(one, "lora")["verdict"] == "holds"
+    assert c10.claim_close(one, "lora", sd=1.0)["verdict"] == "inside the noise"  # -1 - 2 < -2 < -1 + 2
+    with pytest.raises(ValueError, match="paired"):
+        c10.claim_close({"full": runs["full"], "lora": runs["lora"][:1]}, "lora")
     curve = pd.DataFrame({"n": [16, 16, 64, 64], "seed": [0, 0, 0, 0], "method": ["head", "prompt"] * 2,
                           "accuracy": [50, 60, 60, 70]})
     c10.draw_curve(curve)
@@ -89,3 +94,44 @@ def test_bpe_cloze_leaves_the_space_to_the_label_word():
     assert ids[1:-1] == [*tok.encode_ordinary("Review:"), *tok.encode_ordinary(" a fine film"),
                          *tok.encode_ordinary(" It was"), bert.config.mask_id, *tok.encode_ordinary(".")]
     assert cloze.word_id("good") == tok.encode_ordinary(" good")[0]
+
+
+def test_head_lr_group_and_shared_features(tmp_path):
+    import json
+
+    import torch
+
+    from companion.transfer import finetune as ft
+    from companion.transformer.bert import BertConfig, BertEncoder, BertForSequence
+
+    enc = BertEncoder(BertConfig(vocab_size=20, max_len=8, d_model=8, n_head=2, n_layer=2), seed=0)
+    clf = BertForSequence(enc, 2)
+    groups = ft.layerwise_groups(clf, 1e-3, head_lr=1e-2)
+    assert groups[-1]["lr"] == 1e-2 and {id(p) for p in groups[-1]["params"]} == {id(p) for p in clf.head.parameters()}
+    assert all(g["lr"] == 1e-3 for g in groups[:-1])
+    assert sum(p.numel() for g in groups for p in g["params"]) == sum(p.numel() for p in clf.parameters())
+    assert len(ft.layerwise_groups(clf, 1e-3)) == len(groups) - 1  # no head_lr: the head shares lr
+    with pytest.raises(ValueError, match="head_lr"):
+        ft.FTConfig(head_lr=0.0)
+    # cached features must match the examples they are used with
+    data = [Example("a b", 0), Example("b a", 1)]
+    cfg = ft.FTConfig(epochs=1, batch_size=2, max_len=8)
+    tok = lambda t: [3 + (w == "b") for w in t.split()]
+    feats = ft.layer_features(enc, enc.config, ft.encode(tok, data, 8))
+    assert feats.shape == (2, 3, 8)  # [examples, embeddings + 2 blocks, d]
+    with pytest.raises(ValueError, match="rows"):
+        ft.run_features(enc, tok, data, data[:1], 2, cfg, features=(feats, feats))
+    # the stored learning-rate choice and the best rate per method
+    choice = pd.DataFrame({"method": ["lora", "lora", "full"], "lr": [1e-3, 3e-3, 1e-4],
+                           "dev accuracy": [70.0, 70.0, 60.0]})
+    assert c10.best_lrs(choice) == {"lora": 1e-3, "full": 1e-4}
+    path = tmp_path / "choice.json"
+    path.write_text(json.dumps({"meta": {"seed": 0}, "rows": choice.to_dict(orient="records")}))
+    rows, meta = c10.stored_lr_choice(path)
+    assert meta == {"seed": 0} and len(rows) == 3
+    with pytest.raises(FileNotFoundError, match="ch10a_lr_choice"):
+        c10.stored_lr_choice(tmp_path / "none.json")
+    rows, _ = c10.stored_lr_choice()  # the stored one covers the methods of the claim
+    assert {"full", "bitfit", "adapters", "lora"} <= set(rows.method)
+    s = c10.transfer_sizes("laptop")
+    assert set(s.seeds_side) <= set(s.seeds) and torch.is_tensor(feats)

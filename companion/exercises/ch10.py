@@ -1,7 +1,8 @@
 """Chapter 10's exercises: parameter-efficient transfer (10a) and prompting (10b).
 
 10a: LoRA's parameter count (derive), LoRA's share of MiniLM (predict), an adapter that does not
-start as the identity (debug), why LoRA's B starts at zero (concept). 10b: a verbalizer
+start as the identity (debug), why LoRA's B starts at zero (concept), LoRA's forward pass
+(implement), multi-task learning with equal steps (extend). 10b: a verbalizer
 (implement), contextual calibration (implement), and an open task, AutoPrompt's trigger search
 (extend)."""
 
@@ -159,6 +160,121 @@ register(Exercise(
         to every adapted layer before the first step; (b) is false (rank r is fixed by the
         shapes), (c) is false, and (d) is false -- merging works for any B and A.
     """,
+))
+
+# --------------------------------------------------------------------------- implement: LoRA forward
+
+
+def lora_forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, A: torch.Tensor, B: torch.Tensor,
+                 alpha: float) -> torch.Tensor:
+    """Return LoRA's output for inputs ``x [.., in]``: the frozen ``nn.Linear`` (``weight
+    [out, in]``, ``bias [out]``) plus the low-rank update ``(alpha / r) B A x`` with ``A [r, in]``
+    and ``B [out, r]`` -- without ever forming the ``[out, in]`` matrix ``B A``."""
+    # Your code here.
+    raise NotImplementedError("write lora_forward")
+
+
+def _lora_forward_cases() -> list[Case]:
+    from ..transfer.peft import LoRALinear
+
+    out = []
+    for seed, (n_in, n_out, r, alpha, trained) in enumerate(
+            [(6, 4, 1, 1.0, False), (8, 8, 2, 4.0, True), (16, 12, 4, 8.0, True), (32, 32, 8, 16.0, True)]):
+        torch.manual_seed(seed)
+        base = torch.nn.Linear(n_in, n_out)
+        lora = LoRALinear(base, r=r, alpha=alpha, seed=seed)
+        if trained:  # as if trained: B no longer zero
+            with torch.no_grad():
+                lora.B[0].normal_(0, 0.5)
+        x = torch.randn(3, n_in, generator=torch.Generator().manual_seed(100 + seed))
+        with torch.no_grad():
+            want = lora(x)
+        args = (x, base.weight.detach().clone(), base.bias.detach().clone(), lora.A[0].detach().clone(),
+                lora.B[0].detach().clone(), alpha)
+        out.append(Case(args=args, expected=want,
+                        label=f"in={n_in}, out={n_out}, r={r}, alpha={alpha}, {'trained' if trained else 'new'} B"))
+    return out
+
+
+register(Exercise(
+    id="ch10.lora_forward",
+    title="LoRA's forward pass",
+    kind="implement",
+    prompt="""
+        A LoRA layer keeps the pre-trained W and b frozen and adds a rank-r update scaled by
+        alpha / r: y = x W^T + b + (alpha / r) (x A^T) B^T. Write `lora_forward(x, weight,
+        bias, A, B, alpha)` (r is A's number of rows). Multiply in the order that never
+        builds the [out, in] matrix B A: for d = 384 and r = 4, how many multiplications per
+        input vector does each order cost? (The check compares with the package's
+        `LoRALinear`.)
+    """,
+    cases=_lora_forward_cases,
+    stub=lora_forward,
+    outputs=("LoRA output",),
+    rtol=1e-5,
+    atol=1e-6,
+    hint=("r = A.shape[0]; the frozen part is x @ weight.T + bias.",
+          "Add (alpha / r) * ((x @ A.T) @ B.T): two thin products, r numbers in between."),
+))
+
+# --------------------------------------------------------------------------- extend: equal steps
+
+
+def equal_step_schedule(sizes: dict[str, int], n_steps: int, seed: int) -> list[str]:
+    """Return the task of each of ``n_steps`` multi-task steps: the tasks in proportion to
+    their ``sizes`` (training examples), shuffled with ``seed``."""
+    # Your code here.
+    raise NotImplementedError("write equal_step_schedule")
+
+
+def _schedule_checker(sizes, n_steps, seed):
+    def check(result):
+        got = list(result) if result is not None else []
+        if len(got) != n_steps:
+            return False, f"expected {n_steps} steps, got {len(got)}"
+        if set(got) - set(sizes):
+            return False, f"unknown task names {sorted(set(got) - set(sizes))}; the tasks are {sorted(sizes)}"
+        total = sum(sizes.values())
+        for t, n in sizes.items():
+            want = n_steps * n / total
+            if abs(got.count(t) - want) > 1:
+                return False, f"task {t!r} got {got.count(t)} steps, its share of the examples says {want:.1f}"
+        if len(set(sizes)) > 1 and got == sorted(got):
+            return False, "the tasks come in blocks (all of one, then the other): shuffle the steps"
+        return True, ""
+    return check
+
+
+def _schedule_cases() -> list[Case]:
+    out = []
+    for sizes, n, seed in [({"sst2": 128, "trec": 128}, 8, 0), ({"a": 300, "b": 100}, 20, 1),
+                           ({"x": 50, "y": 30, "z": 20}, 40, 2)]:
+        out.append(Case(args=(sizes, n, seed), checker=_schedule_checker(sizes, n, seed),
+                        label=f"{n} steps over {sizes}"))
+    return out
+
+
+register(Exercise(
+    id="ch10.equal_step_schedule",
+    title="Multi-task learning with equal steps",
+    kind="extend",
+    prompt="""
+        The chapter's multi-task model took as many optimizer steps as both single-task models
+        together, so part of its gain may be the extra steps. Isolate the transfer:
+
+        1. Write `equal_step_schedule(sizes, n_steps, seed)`: which task each of `n_steps`
+           steps trains, in proportion to the tasks' sizes, shuffled (check() tests it).
+        2. Use it to draw the multi-task model's batches (one batch of the named task per
+           step) with `n_steps` equal to ONE single-task run's steps, train
+           `companion.transfer.finetune.MultiTask` with `finetune.train`, and compare it with
+           the chapter's single-task runs over the same seeds.
+        3. Does sharing the encoder still help either task? Is the difference larger than
+           the spread over seeds?
+    """,
+    cases=_schedule_cases,
+    stub=equal_step_schedule,
+    hint=(("Round n_steps * size / total for each task (fix the rounding so they add up to "
+           "n_steps), repeat each name that often, then shuffle with a seeded generator."),),
 ))
 
 # --------------------------------------------------------------------------- implement: verbalizer

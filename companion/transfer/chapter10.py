@@ -5,7 +5,13 @@
   WordPiece ``tokenize``;
 * :func:`transfer_runs` / :func:`transfer_frame` -- the transfer table: every method on one
   task, seeds, trainable parameters, storage per task, time;
+* :class:`TransferSizes` / :func:`transfer_sizes` -- notebook 10a's sizes (10b keeps
+  :class:`Sizes`); :func:`task_split` -- seeded subsets of TREC, AG News, ...;
+* :func:`lr_choice` / :func:`best_lrs` / :func:`stored_lr_choice` -- each method's learning
+  rate chosen on a dev split (run once by ``benchmarks/ch10a_lr_choice.py`` and stored);
 * :func:`claim_close` -- "within ``margin`` points of full fine-tuning", with the spread;
+* :func:`schedule_runs` / :func:`multitask_runs` -- warm-up and layer-wise decay variants,
+  MT-DNN's shared encoder, reusing the table's runs where the settings agree;
 * :func:`curve_runs` / :func:`data_advantage` -- Le Scao & Rush's data-points curve and the
   horizontal distance between two curves;
 * :func:`draw_peft` -- where each method puts its parameters in a Transformer block.
@@ -17,6 +23,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -75,6 +82,29 @@ def minilm(n_layer: int | None = None):
     return enc, wp.ids
 
 
+@dataclass(frozen=True)
+class TransferSizes:
+    """Notebook 10a's sizes per ``BOOK_SCALE`` (10b keeps :class:`Sizes`)."""
+
+    n_layer: int | None          # MiniLM layers kept (None: all 6)
+    max_len: int                 # tokens per input
+    n_train: int                 # labelled examples per task
+    n_test: int                  # test examples scored per task
+    epochs: int
+    batch_size: int
+    seeds: tuple[int, ...]       # seeds of feature extraction, full FT, BitFit, adapters, LoRA
+    seeds_side: tuple[int, ...]   # seeds of the side runs: prefix, prompt and P-tuning, schedules, multi-task
+
+
+def transfer_sizes(scale: str | None = None) -> TransferSizes:
+    """10a's sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is written but unrun."""
+    return pick(
+        ci=TransferSizes(1, 32, 32, 48, 1, 16, (0,), (0,)),
+        laptop=TransferSizes(None, 40, 128, 250, 3, 16, (0, 1), (0,)),
+        gpu=TransferSizes(None, 64, 2000, 872, 3, 32, (0, 1, 2), (0, 1, 2)),
+        scale=scale)
+
+
 def ft_config(method: str, s: Sizes, seed: int, **kw) -> FTConfig:
     """One run's settings: the sizes of ``s``, the method's learning rate, warm-up over 10 % of
     the steps unless ``kw`` says otherwise."""
@@ -82,18 +112,82 @@ def ft_config(method: str, s: Sizes, seed: int, **kw) -> FTConfig:
     return FTConfig(seed=seed, **{**base, **kw})
 
 
-def transfer_runs(encoder, tokenize, train, test, s: Sizes, methods: Sequence[str]) -> dict[str, list[RunResult]]:
-    """Every method on ``train``/``test`` (a 2-class task), once per seed."""
+def transfer_runs(encoder, tokenize, train, test, s: Sizes | TransferSizes, methods: Sequence[str], n_out: int = 2,
+                  lrs: dict[str, float] | None = None, head_lr: float | None = None,
+                  seeds: Sequence[int] | None = None) -> dict[str, list[RunResult]]:
+    """Every method on ``train``/``test`` (an ``n_out``-class task), once per seed: ``s.seeds``
+    for feature extraction, full fine-tuning, BitFit, adapters and LoRA, ``s.seeds_side``
+    (when ``s`` has it) for the prompt-like methods. ``lrs`` overrides :data:`LR` per method;
+    ``head_lr`` is the task head's rate (None: the method's); ``seeds`` overrides the seeds
+    of every method. The frozen encoder's features are computed once and shared by the seeds."""
+    from .finetune import encode, layer_features
+
+    lrs = {**LR, **(lrs or {})}
     out: dict[str, list[RunResult]] = {}
+    feats = None
     for m in methods:
         out[m] = []
-        for seed in s.seeds:
-            cfg = ft_config(m, s, seed)
+        side = getattr(s, "seeds_side", s.seeds) if m in ("prefix", "prompt", "ptuning") else s.seeds
+        for seed in side if seeds is None else seeds:
+            cfg = ft_config(m, s, seed, lr=lrs[m], head_lr=head_lr)
             if m == "features":
-                out[m].append(run_features(encoder, tokenize, train, test, 2, cfg, epochs=20))
+                if feats is None:
+                    feats = tuple(layer_features(encoder, encoder.config, encode(tokenize, d, s.max_len))
+                                  for d in (train, test))
+                out[m].append(run_features(encoder, tokenize, train, test, n_out, cfg, epochs=20, features=feats))
             else:
-                out[m].append(run_classifier(encoder, tokenize, train, test, 2, cfg, method=m))
+                out[m].append(run_classifier(encoder, tokenize, train, test, n_out, cfg, method=m))
     return out
+
+
+def lr_choice(encoder, tokenize, train, dev, s: Sizes | TransferSizes, grid: dict[str, Sequence[float]],
+              head_lr: float | None = None, seed: int = 0) -> pd.DataFrame:
+    """Dev accuracy of each method at each learning rate of ``grid`` (one seed): the data for
+    choosing a rate per method without looking at the test set."""
+    rows = []
+    for m, rates in grid.items():
+        for lr in rates:
+            r = run_classifier(encoder, tokenize, train, dev, 2, ft_config(m, s, seed, lr=lr, head_lr=head_lr),
+                               method=m)
+            rows.append({"method": m, "lr": lr, "head_lr": head_lr, "dev accuracy": r.score,
+                         "final loss": float(np.mean(r.losses[-4:]))})
+    return pd.DataFrame(rows)
+
+
+def best_lrs(choice: pd.DataFrame) -> dict[str, float]:
+    """The rate with the best dev accuracy per method (ties: the smaller rate)."""
+    best = choice.sort_values(["method", "dev accuracy", "lr"], ascending=[True, False, True])
+    return {m: float(d.lr.iloc[0]) for m, d in best.groupby("method")}
+
+
+LR_CHOICE_FILE = Path(__file__).with_name("lr_choice.json")
+
+
+def stored_lr_choice(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
+    """The stored dev-split learning-rate choice (``benchmarks/ch10a_lr_choice.py`` wrote it):
+    the grid's dev accuracies and the run's description."""
+    import json
+
+    path = Path(path or LR_CHOICE_FILE)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; run `python benchmarks/ch10a_lr_choice.py {path}`")
+    data = json.loads(path.read_text())
+    return pd.DataFrame(data["rows"]), data["meta"]
+
+
+def task_split(name: str, n_train: int, n_test: int, seed: int = 0) -> tuple[list, list]:
+    """Seeded random subsets of a registered task's train and test splits (``trec``,
+    ``ag_news``, ...): ``n_train`` and ``n_test`` examples."""
+    from ..data.tasks import load_task
+
+    task = load_task(name)
+    rng = np.random.default_rng(seed)
+    train, test = task.splits["train"], task.splits["test"]
+    if n_train > len(train) or n_test > len(test):
+        raise ValueError(f"{name} has {len(train)} train and {len(test)} test examples; asked for {n_train} and "
+                         f"{n_test}")
+    return ([train[i] for i in rng.permutation(len(train))[:n_train]],
+            [test[i] for i in rng.permutation(len(test))[:n_test]])
 
 
 def transfer_frame(runs: dict[str, list[RunResult]], pretrained_params: int) -> pd.DataFrame:
@@ -114,33 +208,45 @@ def transfer_frame(runs: dict[str, list[RunResult]], pretrained_params: int) -> 
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def claim_close(runs: dict[str, list[RunResult]], method: str, margin: float = 2.0, ref: str = "full") -> dict:
+def claim_close(runs: dict[str, list[RunResult]], method: str, margin: float = 2.0, ref: str = "full",
+                sd: float | None = None) -> dict:
     """Is ``method`` within ``margin`` accuracy points of ``ref``? The gap (mean over seeds), its
-    spread (the sd of the per-seed gaps, seeds paired) and the verdict the spread supports."""
+    spread (the sd of the per-seed gaps, seeds paired; or ``sd``, a spread measured elsewhere,
+    for a run with one seed) and the verdict the spread supports."""
     a = np.array([r.score for r in runs[method]])
     b = np.array([r.score for r in runs[ref]])
+    if len(a) != len(b):
+        raise ValueError(f"{method} has {len(a)} runs and {ref} {len(b)}: the seeds must be paired")
     gap = a - b
-    sd = float(np.std(gap, ddof=1)) if len(gap) > 1 else float("nan")
-    lo = float(gap.mean() - 2 * sd) if len(gap) > 1 else float(gap.mean())
-    verdict = "holds" if lo > -margin else ("fails" if gap.mean() + (2 * sd if len(gap) > 1 else 0) < -margin
-                                            else "inside the noise")
-    return {"gap": float(gap.mean()), "sd": sd, "verdict": verdict}
+    if sd is None:
+        sd = float(np.std(gap, ddof=1)) if len(gap) > 1 else float("nan")
+    s2 = 0.0 if math.isnan(sd) else 2 * sd
+    verdict = "holds" if gap.mean() - s2 > -margin else ("fails" if gap.mean() + s2 < -margin
+                                                          else "inside the noise")
+    return {"gap": float(gap.mean()), "sd": float(sd), "verdict": verdict}
 
 
-def multitask_runs(encoder, tokenize, tasks: dict[str, tuple[list, list]], s: Sizes) -> pd.DataFrame:
+def multitask_runs(encoder, tokenize, tasks: dict[str, tuple[list, list]], s: Sizes | TransferSizes,
+                   seeds: Sequence[int] | None = None, single: dict[str, dict[int, float]] | None = None,
+                   lr: float | None = None, head_lr: float | None = None) -> pd.DataFrame:
     """Accuracy per task and seed of single-task fine-tuning (one model per task) and of one
-    multi-task model (shared encoder, a head per task, batches of all tasks interleaved)."""
+    multi-task model (shared encoder, a head per task, batches of all tasks interleaved).
+    ``single``: task -> {seed: accuracy} of single-task runs made earlier with the same
+    settings (reused, not rerun); ``lr`` defaults to ``LR["full"]``."""
     import copy
 
     from .finetune import MultiTask, encode, multitask_batches, predict_task, train
 
     n_out = {t: 1 + max(int(e.label) for e in tr + te) for t, (tr, te) in tasks.items()}
+    lr = LR["full"] if lr is None else lr
     rows = []
-    for seed in s.seeds:
-        cfg = ft_config("full", s, seed)
+    for seed in (s.seeds if seeds is None else seeds):
+        cfg = ft_config("full", s, seed, lr=lr, head_lr=head_lr)
         for t, (tr, te) in tasks.items():
-            r = run_classifier(encoder, tokenize, tr, te, n_out[t], cfg)
-            rows.append({"task": t, "seed": seed, "setup": "single-task", "accuracy": r.score})
+            acc = (single or {}).get(t, {}).get(seed)
+            if acc is None:
+                acc = run_classifier(encoder, tokenize, tr, te, n_out[t], cfg).score
+            rows.append({"task": t, "seed": seed, "setup": "single-task", "accuracy": acc})
         enc = copy.deepcopy(encoder).requires_grad_(True)
         mt = MultiTask(enc, n_out, seed=seed)
         data = {t: (encode(tokenize, tr, s.max_len), [int(e.label) for e in tr]) for t, (tr, _) in tasks.items()}
@@ -150,6 +256,28 @@ def multitask_runs(encoder, tokenize, tasks: dict[str, tuple[list, list]], s: Si
             acc = 100 * float((pred == np.array([int(e.label) for e in te])).mean())
             rows.append({"task": t, "seed": seed, "setup": "multi-task", "accuracy": acc})
     return pd.DataFrame(rows)
+
+
+def schedule_runs(encoder, tokenize, train, test, n_out: int, s: Sizes | TransferSizes,
+                  variants: dict[str, dict], seeds: Sequence[int], lr: float, head_lr: float | None = None,
+                  base: dict[int, float] | None = None) -> pd.DataFrame:
+    """Full fine-tuning under each schedule of ``variants`` (name -> :class:`FTConfig`
+    overrides, e.g. ``{"warmup": 0.0}``) for each seed: one row per run. ``base``: ``{seed:
+    accuracy}`` of the default schedule's runs made earlier, added as "warm-up 10 %"."""
+    rows = [{"schedule": "warm-up 10 %", "seed": sd, "accuracy": a} for sd, a in (base or {}).items()]
+    for name, kw in variants.items():
+        for seed in seeds:
+            cfg = ft_config("full", s, seed, lr=lr, head_lr=head_lr, **kw)
+            r = run_classifier(encoder, tokenize, train, test, n_out, cfg)
+            rows.append({"schedule": name, "seed": seed, "accuracy": r.score})
+    return pd.DataFrame(rows)
+
+
+def seed_scores(runs: list[RunResult], seeds: Sequence[int]) -> dict[int, float]:
+    """``{seed: score}`` of runs made once per seed of ``seeds`` (in that order)."""
+    if len(runs) != len(seeds):
+        raise ValueError(f"{len(runs)} runs for {len(seeds)} seeds")
+    return {int(sd): r.score for sd, r in zip(seeds, runs)}
 
 
 # ------------------------------------------------------------------------ data-points curve

@@ -38,7 +38,9 @@ Tokenize = Callable[[str], list[int]]
 @dataclass
 class FTConfig:
     """How one fine-tuning run trains. ``warmup`` is the share of the steps spent warming up
-    (0: none); ``layer_decay`` 1.0 means one learning rate for all layers."""
+    (0: none); ``layer_decay`` 1.0 means one learning rate for all layers; ``head_lr`` is the
+    new task head's own rate (None: ``lr``) -- a randomly initialised head has everything to
+    learn, and with a few dozen steps at an encoder-sized rate it barely moves."""
 
     epochs: int = 3
     lr: float = 1e-4
@@ -50,6 +52,7 @@ class FTConfig:
     clip: float = 1.0
     seed: int = 0
     device: str | None = None
+    head_lr: float | None = None
 
     def __post_init__(self):
         if not isinstance(self.epochs, int) or self.epochs < 1:
@@ -60,6 +63,8 @@ class FTConfig:
             raise ValueError(f"warmup is a share of the steps in [0, 1), got {self.warmup!r}")
         if not 0 < self.layer_decay <= 1:
             raise ValueError(f"layer_decay must be in (0, 1], got {self.layer_decay!r}")
+        if self.head_lr is not None and not self.head_lr > 0:
+            raise ValueError(f"head_lr must be positive (or None: the same as lr), got {self.head_lr!r}")
 
 
 # ------------------------------------------------------------------------------------ inputs
@@ -128,13 +133,22 @@ def encoder_layers(model: nn.Module) -> list[nn.Module]:
     raise ValueError(f"{type(model).__name__} holds no encoder with .embeddings and .blocks")
 
 
-def layerwise_groups(model: nn.Module, lr: float, decay: float = 1.0, weight_decay: float = 0.0) -> list[dict]:
+def layerwise_groups(model: nn.Module, lr: float, decay: float = 1.0, weight_decay: float = 0.0,
+                     head_lr: float | None = None) -> list[dict]:
     """Optimizer parameter groups: depth ``l`` of the encoder (0 = embeddings, L = last block)
     gets ``lr * decay^(L - l)``; everything outside the encoder (heads, poolers, prompts) gets
-    ``lr``. Only parameters that require gradients are included."""
+    ``lr``, except that with ``head_lr`` the task heads (sub-modules named ``head`` or
+    ``heads``) get ``head_lr`` in a last group of their own. Only parameters that require
+    gradients are included."""
     layers = encoder_layers(model)
     L = len(layers) - 1
     seen, groups = set(), []
+    heads = []
+    if head_lr is not None:
+        for name, m in model.named_modules():
+            if name.split(".")[-1] in ("head", "heads"):
+                heads += [p for p in m.parameters() if p.requires_grad and id(p) not in seen]
+                seen.update(id(p) for p in m.parameters())
     for depth, layer in enumerate(layers):
         ps = [p for p in layer.parameters() if p.requires_grad and id(p) not in seen]
         seen.update(id(p) for p in layer.parameters())
@@ -143,6 +157,8 @@ def layerwise_groups(model: nn.Module, lr: float, decay: float = 1.0, weight_dec
     rest = [p for p in model.parameters() if p.requires_grad and id(p) not in seen]
     if rest:
         groups.append({"params": rest, "lr": lr, "weight_decay": weight_decay, "depth": L + 1})
+    if heads:
+        groups.append({"params": heads, "lr": head_lr, "weight_decay": weight_decay, "depth": L + 2})
     if not groups:
         raise ValueError("the model has no trainable parameter")
     return groups
@@ -154,7 +170,7 @@ def layerwise_groups(model: nn.Module, lr: float, decay: float = 1.0, weight_dec
 @dataclass
 class TrainResult:
     losses: list[float] = field(default_factory=list)
-    lrs: list[float] = field(default_factory=list)   # the top group's learning rate per step
+    lrs: list[float] = field(default_factory=list)   # the last group's learning rate per step
     steps: int = 0
     seconds: float = 0.0
 
@@ -171,7 +187,11 @@ def train(model: nn.Module, batches: Callable[[int], list[dict]], config: FTConf
     model.to(dev).train()
     n_per_epoch = len(batches(0))
     total = n_per_epoch * config.epochs
-    opt = torch.optim.AdamW(layerwise_groups(model, config.lr, config.layer_decay, config.weight_decay))
+    groups = layerwise_groups(model, config.lr, config.layer_decay, config.weight_decay, config.head_lr)
+    # the fused AdamW does the update in one pass per tensor: 4-5x faster on a CPU, which
+    # matters for full fine-tuning (22.6 M parameters, half of them word embeddings)
+    fused = dev.type in ("cpu", "cuda") and all(p.dtype == torch.float32 for g in groups for p in g["params"])
+    opt = torch.optim.AdamW(groups, fused=fused or None)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, warmup_linear(total, int(config.warmup * total)))
     params = [p for g in opt.param_groups for p in g["params"]]
     out, t0 = TrainResult(), time.perf_counter()
@@ -293,13 +313,21 @@ class ScalarMixClassifier(nn.Module):
 
 
 def run_features(encoder: nn.Module, tokenize: Tokenize, train_set, test_set, n_out: int, config: FTConfig,
-                 epochs: int = 30, lr: float = 1e-2) -> RunResult:
+                 epochs: int = 30, lr: float = 1e-2,
+                 features: tuple[torch.Tensor, torch.Tensor] | None = None) -> RunResult:
     """Feature extraction: cached layer features of the frozen encoder, a scalar mix and a
-    linear head trained by Adam (full batch ``epochs`` times over shuffled mini-batches)."""
+    linear head trained by Adam (full batch ``epochs`` times over shuffled mini-batches).
+    ``features``: the ``(train, test)`` :func:`layer_features` computed earlier (the encoder
+    is frozen, so every seed can share them)."""
     cfg = encoder.config
     t0 = time.perf_counter()
-    f_tr = layer_features(encoder, cfg, encode(tokenize, train_set, config.max_len))
-    f_te = layer_features(encoder, cfg, encode(tokenize, test_set, config.max_len))
+    if features is None:
+        features = (layer_features(encoder, cfg, encode(tokenize, train_set, config.max_len)),
+                    layer_features(encoder, cfg, encode(tokenize, test_set, config.max_len)))
+    f_tr, f_te = features
+    if len(f_tr) != len(train_set) or len(f_te) != len(test_set):
+        raise ValueError(f"features hold {len(f_tr)} / {len(f_te)} rows for {len(train_set)} / "
+                         f"{len(test_set)} examples: compute them on these train and test sets")
     regression = n_out == 1
     y = torch.tensor([float(e.label) if regression else int(e.label) for e in train_set])
     model = ScalarMixClassifier(f_tr.shape[1], f_tr.shape[2], n_out, seed=config.seed)
