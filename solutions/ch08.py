@@ -55,6 +55,16 @@ def generator_size_study(fractions=(0.125, 0.25, 0.5, 1.0), seeds=(0, 1)):
     return pd.DataFrame(rows).T
 
 
+def electra_15_loss(d_logits: torch.Tensor, rtd_labels: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+    """The discriminator's BCE over the masked positions only. Plugged into ``ElectraObjective
+    .losses`` (``chosen = batch["labels"] != -100``) it is the paper's "ELECTRA 15 %" ablation.
+    Not run here: at the chapter's laptop budget no GLUE-lite difference between objectives was
+    outside the seeds' spread, so the comparison needs the gpu preset."""
+    import torch.nn.functional as F
+
+    return F.binary_cross_entropy_with_logits(d_logits[chosen], rtd_labels[chosen])
+
+
 # --- 08b ---
 
 def b_seq2seq_mask(T, src_len):

@@ -55,3 +55,77 @@ def test_loss_claims_verdicts():
     assert claims.loc["a-b", "verdict"] == "a lower" and claims.loc["b-a", "verdict"] == "b lower"
     assert claims.loc["c-b", "verdict"] == "not significant"
     assert claims.loc["a-b", "difference"] == pytest.approx(-0.2)
+
+
+class _CharTok:
+    """Characters as ids 10.. (a stand-in for the BPE: ``encode_ordinary`` and ``decode``)."""
+
+    def encode_ordinary(self, text):
+        return [10 + ord(ch) % 40 for ch in text]
+
+    def decode(self, ids):
+        return "".join(chr(i - 10 + 97) for i in ids)
+
+
+def test_rank_scoring_is_the_teacher_forced_likelihood_of_each_label():
+    import torch
+
+    from companion.pretraining.seq2seq import (
+        Seq2Seq,
+        Seq2SeqConfig,
+        pad_rows,
+        shift_right,
+    )
+    from companion.pretraining.t5 import (
+        candidate_texts,
+        rank_predictions,
+        score_candidates,
+    )
+
+    model = Seq2Seq(Seq2SeqConfig(vocab_size=60, d_model=16, n_head=2, max_len=32), seed=0).eval()
+    tok, sources, cands = _CharTok(), ["a cat", "the dog ran", "xy"], ("no", "yes", "maybe")
+    s = score_candidates(model, tok, sources, cands, batch_size=2)  # padding within a batch
+    assert s.shape == (3, 3)
+    for i, src in enumerate(sources):
+        for k, c in enumerate(cands):
+            y = torch.tensor([[*tok.encode_ordinary(" " + c), 2]])
+            with torch.no_grad():
+                logits = model(torch.tensor([tok.encode_ordinary(src)]), shift_right(y, 1, 0))
+            ll = torch.log_softmax(logits, -1).gather(-1, y[..., None]).sum()
+            assert s[i, k] == pytest.approx(float(ll), abs=1e-4)
+    rte = GlueTask("rte", [], [], [], ("entailment", "not_entailment"), None)
+    assert set(rank_predictions(model, tok, rte, sources)) <= {0, 1}
+    stsb = GlueTask("stsb", [], [], [], None, None)
+    assert candidate_texts(stsb)[:3] == ("0.0", "0.2", "0.4") and len(candidate_texts(stsb)) == 26
+    scores = rank_predictions(model, tok, stsb, sources)
+    assert ((scores >= 0) & (scores <= 5)).all() and scores.std() > 0  # never a constant
+    assert pad_rows([[1]], 2, 0)[0].tolist() == [[1, 0]]
+
+
+def test_noising_widget_callback_error_then_recovery():
+    from companion.pretraining.noising_widget import (
+        CORRUPTIONS,
+        corrupt_words,
+        noising_html,
+        noising_widget,
+    )
+
+    words = "The cat sat on the mat . It was warm there ! Then a dog came in .".split()  # noqa: SIM905
+    for c in CORRUPTIONS:
+        inp, tgt = corrupt_words(words, c, seed=2)
+        assert corrupt_words(words, c, seed=2) == (inp, tgt)  # seeded
+        if c in c8.NOISINGS:
+            assert tgt == words
+    inp, tgt = corrupt_words(words, "MASS", seed=1, rate=0.5)
+    assert inp.count("[MASK]") == len(tgt) == 9 and len(inp) == len(words)
+    inp, tgt = corrupt_words(words, "T5 span corruption", seed=1)
+    assert tgt[-1] == "</s>" and inp[-1] != "</s>" and "<X0>" in inp
+    assert "Cannot corrupt" in noising_html("too short", "MASS")
+    assert "between 0 and 1" in noising_html(" ".join(words), "MASS", rate=1.5)
+    assert "must be one of" in noising_html(" ".join(words), "shuffle")
+    w = noising_widget("two words")
+    assert "Cannot corrupt" in w.output.value
+    w.text.value = " ".join(words)  # change a control: the widget answers again
+    assert "decoder writes" in w.output.value and w.calls == 2
+    w.corruption.value = "T5 span corruption"
+    assert "&lt;X0&gt;" in w.output.value and w.calls == 3

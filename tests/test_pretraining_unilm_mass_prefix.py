@@ -115,3 +115,53 @@ def test_three_architectures_train_and_compare_at_equal_flops():
         params[name] = sum(p.numel() for p in res.model.parameters())
     assert all(math.isfinite(v) for v in losses.values())
     assert params["encoder-decoder"] > 1.5 * params["prefix LM"]  # twice the blocks, ~ the same FLOPs
+
+
+def _unilm_s2s(max_len=40):
+    from companion.pretraining.unilm import UniLMSeq2Seq
+
+    torch.manual_seed(0)
+    model = UniLM(V, max_len=max_len).build_model(SIZE, V.size).eval()
+    return model, UniLMSeq2Seq(model, V)
+
+
+def test_unilm_seq2seq_one_pass_equals_decoding_with_the_seq2seq_mask():
+    """The pseudo-mask layout's logit for target t equals UniLM's own decoding step:
+    ``[CLS] x [SEP] y_<t [MASK]`` under the seq2seq mask (chapter 7's prefix-LM mask)."""
+    model, s2s = _unilm_s2s()
+    x, y = [10, 11, 12, 13], [20, 21, 22, V.sep]
+    tgt_in = torch.tensor([[V.cls, *y[:-1]]])
+    with torch.no_grad():
+        logits = s2s(torch.tensor([x]), tgt_in)
+        for t in range(len(y)):
+            seq = torch.tensor([[V.cls, *x, V.sep, *y[:t], V.mask]])
+            seg = torch.tensor([[0] * (len(x) + 2) + [1] * (t + 1)])
+            mask = unilm_mask("seq2seq", seq.shape[1], len(x) + 2)[None]
+            step = model.mlm(hidden(model, seq, seg, mask)[:, -1])
+            assert torch.allclose(logits[0, t], step[0], atol=1e-5)
+
+
+def test_unilm_seq2seq_padding_generation_and_errors():
+    from companion.pretraining.seq2seq import pad_rows, shift_right
+
+    _, s2s = _unilm_s2s()
+    srcs, tgts = [[10, 11, 12], [14, 15, 16, 17, 18]], [[20, V.sep], [21, 22, 23, V.sep]]
+    src, src_mask = pad_rows(srcs, 5, V.pad)
+    tgt, tgt_mask = pad_rows(tgts, 4, V.pad)
+    tgt_in = shift_right(tgt.masked_fill(tgt_mask == 0, -100), V.cls, V.pad)
+    with torch.no_grad():
+        both = s2s(src, tgt_in, src_mask)
+        for i in range(2):
+            alone = s2s(torch.tensor([srcs[i]]), tgt_in[i:i + 1, :len(tgts[i])])
+            assert torch.allclose(both[i, :len(tgts[i])], alone[0], atol=1e-5)
+    out = s2s.generate(src, 5, src_mask)
+    assert out.shape[0] == 2 and out.shape[1] <= 5
+    first = s2s(src, torch.full((2, 1), V.cls), src_mask)[:, 0].argmax(-1)
+    assert out[:, 0].tolist() == first.tolist()  # greedy
+    loss = s2s.loss({"src": src, "src_mask": src_mask, "tgt_in": tgt_in,
+                     "tgt_out": tgt.masked_fill(tgt_mask == 0, -100)})
+    assert math.isfinite(float(loss.detach()))
+    with pytest.raises(ValueError, match="positions"):
+        s2s(torch.zeros(1, 30, dtype=torch.long) + 10, torch.full((1, 12), V.cls))
+    with pytest.raises(ValueError, match="shorter"):
+        UniLM(V, max_len=5).build_model(SIZE, V.size)

@@ -240,3 +240,62 @@ register(Exercise(
     stub=generator_size_study,
     hint=("Keep the budget fixed with chapter8a.flops_budget(corpus, S) and vary only gen_fraction.",),
 ))
+
+# --------------------------------------------------------------------------- extend: ELECTRA 15 %
+
+
+def electra_15_loss(d_logits: torch.Tensor, rtd_labels: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+    """ELECTRA 15 %: the discriminator's binary cross-entropy over the masked (``chosen``)
+    positions only, as a scalar tensor. ``d_logits`` and ``rtd_labels`` are ``[B, T]``."""
+    # Your code here.
+    raise NotImplementedError("write electra_15_loss")
+
+
+def _e15_checker(d_logits: torch.Tensor, labels: torch.Tensor, chosen: torch.Tensor):
+    import torch.nn.functional as F
+
+    want = float(F.binary_cross_entropy_with_logits(d_logits[chosen], labels[chosen]))
+
+    def check(got) -> tuple[bool, str]:
+        if not isinstance(got, torch.Tensor) or got.dim() != 0:
+            return False, "return a scalar tensor (the mean loss), not " + type(got).__name__
+        if abs(float(got) - want) > 1e-5:
+            return False, (f"got {float(got):.4f}, but the mean BCE over the masked positions is {want:.4f}; "
+                           + "the other positions must not count at all")
+        return True, ""
+
+    return check
+
+
+def _e15_cases() -> list[Case]:
+    g = torch.Generator().manual_seed(0)
+    d = torch.randn(2, 6, generator=g)
+    chosen = torch.tensor([[False, True, False, False, True, False], [True, False, False, True, False, False]])
+    labels = torch.tensor([[0.0, 1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
+    d2 = d.clone()
+    d2[~chosen] = 10.0  # confident "replaced" at positions that must not count
+    return [Case(args=(d, labels, chosen), checker=_e15_checker(d, labels, chosen), label="two rows, four masked"),
+            Case(args=(d2, labels, chosen), checker=_e15_checker(d2, labels, chosen),
+                 label="the same, with large logits at the unmasked positions")]
+
+
+register(Exercise(
+    id="ch08.electra_15_loss",
+    title="ELECTRA 15 %: learn from the masked positions only",
+    kind="extend",
+    prompt="""
+        ELECTRA's explanation of its own success is that the discriminator learns from every
+        token, not from the 15 % a masked LM predicts. Clark et al. test it with "ELECTRA 15 %":
+        the same generator and discriminator, but the discriminator's loss counts only the
+        masked positions (their Table 5: 82.4 against 85.0 GLUE for all tokens, at base size).
+        Write electra_15_loss(d_logits, rtd_labels, chosen); then subclass
+        companion.pretraining.electra.ElectraObjective, override losses() so that "rtd" uses
+        your loss (chosen = batch["labels"] != -100), and compare the two discriminators'
+        GLUE-lite averages with chapter8a.run_objective at the chapter's budget and seeds. Is
+        the gap outside the seeds' spread at our scale?
+    """,
+    cases=_e15_cases,
+    stub=electra_15_loss,
+    hint=("Index the logits and labels with the boolean mask before the loss: d_logits[chosen].",
+          "F.binary_cross_entropy_with_logits(d_logits[chosen], rtd_labels[chosen])."),
+))

@@ -31,6 +31,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..scale import pick
 from ..train import TrainConfig, fit
+from ..transformer.bert import BertForPreTraining
 from .bart import BART, NOISINGS, EncoderMaskedLM, noise, sentence_end_flags
 from .harness import (
     Corpus,
@@ -43,9 +44,10 @@ from .harness import (
     pretrain,
 )
 from .mass import MASS
+from .noising_widget import noising_html, noising_widget
 from .seq2seq import FlopSeq2Seq, Seq2Seq, pad_rows, shift_right
 from .t5 import T5SpanCorruption, span_corruption
-from .unilm import MODES, unilm_mask
+from .unilm import MODES, UniLM, UniLMSeq2Seq, unilm_mask
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,9 @@ def sizes(scale: str | None = None) -> Sizes:
                  1, (0,), 200),
         # laptop and gpu: chapter 8a's vocabulary, corpus slice and model size
         # the laptop budget is about half the pre-training and generation steps 8a would suggest:
-        # nine objectives x two seeds must fit a few CPU minutes
-        laptop=Sizes(2048, 500_000, 400_000, 60, ModelSize(64, 2, 4, 256, 48), 16, 2e-3, 50, 1500, 500, 50,
-                     1e-3, 100, 200, 1, (0, 1), 1000),
+        # ten objectives x two seeds must fit a few CPU minutes (400 test pairs, BLEU on 60 of them)
+        laptop=Sizes(2048, 500_000, 400_000, 60, ModelSize(64, 2, 4, 256, 48), 16, 2e-3, 50, 1500, 400, 50,
+                     1e-3, 60, 200, 1, (0, 1), 1000),
         gpu=Sizes(8192, 5_000_000, 50_000_000, 2000, ModelSize(256, 4, 4, 1024, 128), 64, 5e-4, 5000, 29_000,
                   1000, 3000, 3e-4, 1000, None, 3, (0, 1, 2), 2000),
         scale=scale)
@@ -102,12 +104,16 @@ def load_corpus(s: Sizes) -> tuple[Corpus, torch.Tensor]:
     return corpus, sentence_end_flags(corpus.tokenizer)
 
 
-def denoising_objectives(vocab: Vocab, is_end: torch.Tensor) -> dict[str, Objective]:
+def denoising_objectives(vocab: Vocab, is_end: torch.Tensor, s: Sizes | None = None) -> dict[str, Objective]:
     """The table's rows: each BART noising alone, BART's final infilling + permutation, T5's
-    span corruption, MASS, and the encoder-only MLM (names are the objectives' own)."""
+    span corruption, MASS, UniLM and the encoder-only MLM (names are the objectives' own).
+    UniLM's position table holds ``2 * max_len + 2`` positions (``s``'s model size): a source and
+    a target of ``max_len`` tokens each when it is fine-tuned as a sequence-to-sequence model."""
+    s = s or sizes()
     objs: list[Objective] = [BART(vocab, (n,), is_end=is_end) for n in NOISINGS]
     objs += [BART(vocab, ("text infilling", "sentence permutation"), is_end=is_end,
-                  name="BART: infilling + permutation"), T5SpanCorruption(vocab), MASS(vocab), EncoderMaskedLM(vocab)]
+                  name="BART: infilling + permutation"), T5SpanCorruption(vocab), MASS(vocab),
+             UniLM(vocab, max_len=2 * s.size.max_len + 2), EncoderMaskedLM(vocab)]
     return {o.name: o for o in objs}
 
 
@@ -237,13 +243,16 @@ def fresh_model(objective: Objective, s: Sizes, vocab_size: int, seed: int) -> S
 
 def translation_scores(models: dict[str, Seq2Seq], data: dict, tok, vocab: Vocab, s: Sizes, seed: int = 0,
                        device: str | None = None) -> dict[str, dict]:
-    """Fine-tune every model alike on the translation task; per model: per-pair NLL and token
+    """Fine-tune every model alike on the translation task (a UniLM network through
+    :class:`~.unilm.UniLMSeq2Seq`); per model: per-pair NLL and token
     counts on the test set, loss per token, perplexity, BLEU (on the first ``s.n_bleu`` test pairs)
     and fine-tuning seconds."""
     out = {}
     n_bleu = s.n_bleu
     max_new = max(len(b) for _, b in data["test"][:n_bleu])
     for name, m in models.items():
+        if isinstance(m, BertForPreTraining):  # UniLM: one stack, generating through its seq2seq mask
+            m = UniLMSeq2Seq(m, vocab)
         t0 = time.perf_counter()
         net = finetune_translation(m, data, vocab, s, seed=seed, device=device)
         secs = time.perf_counter() - t0
@@ -293,14 +302,17 @@ def translation_frame(results: Sequence[dict[str, dict]]) -> pd.DataFrame:
 
 
 def t5_glue(models: dict[str, Seq2Seq], corpus: Corpus, tasks: dict, s: Sizes, seeds: Sequence[int],
-            device: str | None = None) -> tuple[dict[str, list[dict[str, np.ndarray]]], pd.DataFrame]:
+            device: str | None = None, scoring: str = "rank"
+            ) -> tuple[dict[str, list[dict[str, np.ndarray]]], pd.DataFrame]:
     """Text-to-text fine-tuning of each model on every GLUE-lite task, once per seed:
-    ``({model: [{task: test predictions} per seed]}, invalid-output shares per model and task)``
+    ``({model: [{task: test predictions} per seed]}, valid-label shares in % per model and task)``
     (the first is what :func:`companion.transformer.chapter7b.glue_frame` scores).
 
-    A generation that names no label counts as wrong (T5's rule): its prediction is set to a
-    class other than the gold one, ``(gold + 1) % n_classes``, so every metric scores it as an
-    error and the predictions stay valid class indices for :func:`evaluate_glue`."""
+    ``scoring="rank"``: predictions by rank classification (:func:`~.t5.rank_predictions`: the
+    allowed output with the highest ``P(y | x)``), so every prediction is a label; the valid share
+    says how often the *free* greedy generation named one. ``scoring="generate"``: the greedy
+    generation is the prediction, and one that names no label counts as wrong (T5's rule): it is
+    set to ``(gold + 1) % n_classes``, a valid class index that every metric scores as an error."""
     from .t5 import finetune_text_to_text
 
     results, invalid = {}, {}
@@ -311,14 +323,14 @@ def t5_glue(models: dict[str, Seq2Seq], corpus: Corpus, tasks: dict, s: Sizes, s
             for t, task in tasks.items():
                 preds[t], invalid[(name, t, seed)] = finetune_text_to_text(
                     m, corpus.tokenizer, corpus.vocab, task, epochs=s.glue_epochs, lr=s.gen_lr,
-                    batch_size=s.batch_size, max_train=s.glue_train, seed=seed, device=device)
+                    batch_size=s.batch_size, max_train=s.glue_train, seed=seed, device=device, scoring=scoring)
                 if not task.regression:
                     gold = np.array([int(e.label) for e in task.test])
                     preds[t] = np.where(preds[t] < 0, (gold + 1) % len(task.label_names), preds[t])
             runs.append(preds)
         results[name] = runs
-    frame = pd.Series(invalid).groupby(level=[0, 1]).mean().unstack().mul(100).round(1)
-    return results, frame
+    valid = 100 - pd.Series(invalid).groupby(level=[0, 1]).mean().unstack().mul(100)
+    return results, valid.round(1)
 
 
 def architecture_runs(corpus: Corpus, s: Sizes, budget: float, seed: int = 0,
@@ -468,6 +480,8 @@ __all__ = [
     "fresh_model",
     "load_corpus",
     "loss_claims",
+    "noising_html",
+    "noising_widget",
     "pretrain_all",
     "pretrain_frame",
     "reconstruction_losses",

@@ -181,11 +181,13 @@ def _batch(enc, vocab: Vocab, max_src: int, max_tgt: int) -> dict[str, torch.Ten
 
 def finetune_text_to_text(model: Seq2Seq, tok, vocab: Vocab, task: GlueTask, *, epochs: int = 1,
                           lr: float = 5e-4, batch_size: int = 32, max_train: int | None = None, seed: int = 0,
-                          device: str | None = None) -> tuple[np.ndarray, float]:
+                          device: str | None = None, scoring: str = "rank") -> tuple[np.ndarray, float]:
     """Fine-tune a copy of ``model`` to write ``task``'s labels as text, then decode the test
-    set greedily. Returns ``(predictions, invalid share)``: class indices or scores, where a
-    generation that names no label becomes -1 (always wrong) for a class and the training mean for
-    STS-B."""
+    set greedily. Returns ``(predictions, invalid share)``; the invalid share is that of the free
+    greedy generations that name no label. ``scoring="rank"`` (default) predicts by
+    :func:`rank_predictions` (the most likely allowed output: always a label);
+    ``scoring="generate"`` reads the greedy generation, where one that names no label becomes -1
+    (always wrong) for a class and the training mean for STS-B (T5's rule)."""
     max_src = model.config.max_len
     train = task.train[:max_train]
     enc = encode_pairs(tok, [to_text(task, e) for e in train], max_src, vocab.sep)
@@ -200,11 +202,63 @@ def finetune_text_to_text(model: Seq2Seq, tok, vocab: Vocab, task: GlueTask, *, 
     cfg = TrainConfig(epochs=epochs, lr=lr, optimizer="adamw", weight_decay=0.01, seed=seed, device=device,
                       progress=False)
     fit(net, batches, config=cfg, loss_fn=lambda m, b: m.loss(b))
-    texts = generate_texts(net, tok, [to_text(task, e)[0] for e in task.test], max_tgt)
-    fallback = float(np.mean([float(e.label) for e in train])) if task.regression else -1.0
+    sources = [to_text(task, e)[0] for e in task.test]
+    texts = generate_texts(net, tok, sources, max_tgt)
     labels = [from_text(task, t) for t in texts]
+    invalid = float(np.mean([v is None for v in labels]))
+    if scoring == "rank":
+        return rank_predictions(net, tok, task, sources), invalid
+    if scoring != "generate":
+        raise ValueError(f"scoring must be 'rank' or 'generate', got {scoring!r}")
+    fallback = float(np.mean([float(e.label) for e in train])) if task.regression else -1.0
     preds = np.array([fallback if v is None else v for v in labels])
-    return (preds if task.regression else preds.astype(int)), float(np.mean([v is None for v in labels]))
+    return (preds if task.regression else preds.astype(int)), invalid
+
+
+def candidate_texts(task: GlueTask) -> tuple[str, ...]:
+    """The outputs a task allows: its label words, or STS-B's 26 scores 0.0, 0.2, ..., 5.0."""
+    words = label_texts(task)
+    return words if words is not None else tuple(f"{k / 5:.1f}" for k in range(26))
+
+
+@torch.no_grad()
+def score_candidates(model: Seq2Seq, tok, sources: Sequence[str], candidates: Sequence[str],
+                     batch_size: int = 64) -> np.ndarray:
+    """``[n_sources, n_candidates]``: the log-probability (nats) the model gives each candidate
+    text, end token included, as the whole output for each source -- ``log P(y | x)`` summed over
+    the candidate's tokens, teacher-forced. Each source is encoded once."""
+    c = model.config
+    cands = [[*tok.encode_ordinary(" " + t), c.eos_id] for t in candidates]
+    L = max(map(len, cands))
+    tgt, tgt_mask = pad_rows(cands, L, c.pad_id)
+    tgt_out = tgt.masked_fill(tgt_mask == 0, -100)
+    tgt_in = shift_right(tgt_out, c.bos_id, c.pad_id)
+    model.eval()
+    dev, out = model.device, []
+    for i in range(0, len(sources), batch_size):
+        ids = [tok.encode_ordinary(s)[: c.max_len] or [c.pad_id] for s in sources[i:i + batch_size]]
+        src, mask = (t.to(dev) for t in pad_rows(ids, max(map(len, ids)), c.pad_id))
+        kvs = model.memory_kv(model.encode(src, mask))
+        scores = torch.empty(len(ids), len(cands))
+        for k in range(len(cands)):
+            y_in, y_out = tgt_in[k:k + 1].expand(len(ids), -1).to(dev), tgt_out[k].to(dev)
+            logp = torch.log_softmax(model.lm_head(model.decode(y_in, kvs, mask)).float(), -1)
+            keep = y_out != -100
+            scores[:, k] = logp[:, keep, :].gather(-1, y_out[keep][None, :, None].expand(len(ids), -1, 1)).sum((1, 2)).cpu()
+        out.append(scores)
+    return torch.cat(out).double().numpy()
+
+
+def rank_predictions(model: Seq2Seq, tok, task: GlueTask, sources: Sequence[str]) -> np.ndarray:
+    """Rank classification: the allowed output the model finds most likely (a class index), or
+    for STS-B the candidates' scores averaged with the model's normalised probabilities (an
+    argmax would give a constant, whose correlation is undefined, whenever one score wins for
+    every pair)."""
+    s = score_candidates(model, tok, sources, candidate_texts(task))
+    if not task.regression:
+        return s.argmax(1).astype(int)
+    p = np.exp(s - s.max(1, keepdims=True))
+    return (p / p.sum(1, keepdims=True)) @ np.arange(26) / 5
 
 
 @torch.no_grad()
