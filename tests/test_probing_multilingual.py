@@ -136,3 +136,23 @@ def test_nearest_translations_callback_errors_then_answers(tok):
 def test_tlm_rows_join_a_pair_with_sep_and_drop_long_pairs(tok):
     rows = ml.tlm_rows(tok, [("a cat", "猫"), ("the cat sat on the mat " * 5, "猫")], room=10)
     assert rows == [[*tok.ids("a cat"), tok.vocab["[SEP]"], tok.vocab["猫"]]]
+
+
+def test_retrieval_widget_callback_shows_an_error_then_answers_again(tok):
+    from types import SimpleNamespace as NS
+
+    from companion.probing import chapter11b as c11b
+
+    s = ml.Sizes(**{**ml.sizes("ci").__dict__, "d_model": 16, "max_len": 16})
+    model = ml.pretrain_mlm(tok, EN, ZH, s, steps=0).model
+    en, zh = [ml.normalize(t) for t in EN[:4]], [ml.normalize(t) for t in ZH[:4]]
+    pools = {"en": (en, ml.sentence_vectors(model, tok, en)[1]), "zh": (zh, ml.sentence_vectors(model, tok, zh)[1])}
+    picker = c11b.RetrievalPicker(model, tok, pools, 1, NS(value="  "), NS(value=2), NS(value=""), None)
+    picker.update()
+    assert "Cannot search" in picker.output.value and "type a sentence" in picker.output.value
+    picker.sentence.value = "the cat sat on the mat ."  # the reader types: the widget answers again
+    picker.update()
+    assert picker.output.value.count("<li>") == 2 and "en → zh" in picker.output.value and picker.calls == 2
+    picker.sentence.value = zh[1]  # Chinese in, English out
+    picker.update()
+    assert "zh → en" in picker.output.value
