@@ -67,3 +67,34 @@ def my_extractor(sentences: list[list[str]]) -> list[np.ndarray]:
 
     vectors, words = load_glove_6b_50d()
     return static_extractor(vectors, {w: i for i, w in enumerate(words)})(sentences)
+
+
+# --- 11b ---
+
+
+def b_retrieval(a: np.ndarray, b: np.ndarray) -> float:
+    """Unit rows, all cosines at once, and the share of rows whose best match is their own."""
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=1, keepdims=True)
+    return float(((a @ b.T).argmax(1) == np.arange(len(a))).mean())
+
+
+def b_auc(scores: np.ndarray, y: np.ndarray) -> float:
+    """Every (positive, negative) pair compared once; ties count one half."""
+    scores, y = np.asarray(scores, dtype=float), np.asarray(y)
+    diff = scores[y == 1][:, None] - scores[y == 0][None, :]
+    return float(((diff > 0) + 0.5 * (diff == 0)).mean())
+
+
+def b_pack_sentences(ids: list[list[int]], room: int) -> list[list[int]]:
+    """A row is full only when the next sentence would go *over* the room (``>``, not ``>=``)."""
+    docs, cur = [], []
+    for s in ids:
+        s = list(s)[:room]
+        if len(cur) + len(s) > room:
+            docs.append(cur)
+            cur = []
+        cur += s
+    if cur:
+        docs.append(cur)
+    return docs

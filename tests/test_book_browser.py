@@ -6,7 +6,9 @@ driven by Playwright for Python (never ``playwright install``). Without them the
 with the reason -- except under ``CI=true``, where a missing prerequisite is a failure.
 
 What is checked: every request the pages make goes to 127.0.0.1; the first chapter loads,
-MathJax typesets its maths, a figure is shown, stored widgets render; the front page shows
+MathJax typesets its maths, a figure is shown, stored widgets render; chapter 11's map of
+pre-trained models (inline SVG drawn by its own script) shows one point per model, answers a
+hover and a change of axis, with no JavaScript or console error; the front page shows
 its figure; the references page lists every entry of ``book/references.bib``; no page of the
 built site references a script, style sheet, font or image on another machine. A screenshot
 of each page goes to ``_build/screenshots/`` (kept by CI as an artifact).
@@ -165,6 +167,48 @@ def test_first_chapter_renders_offline(site: str, browser_context) -> None:
 
     _screenshot(page, page_path.stem)
     assert not errors, f"JavaScript errors on {url}: {errors}"
+    _assert_all_local(browser_context.requests)
+
+
+MAP_PAGE = "notebooks/11_probing.html"
+MAP_POINTS = "#ptm-map svg circle[data-k]"
+
+
+def test_map_renders_offline(site: str, browser_context) -> None:
+    from companion.probing.taxonomy import MODELS
+
+    page_path = HTML / MAP_PAGE
+    if not page_path.is_file():
+        pytest.fail(f"{page_path} is missing: the book was built without 11_probing; rebuild it with `make book`")
+    page = browser_context.new_page()
+    errors: list[str] = []
+    console: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    failed: list[str] = []
+    page.on("console", lambda msg: console.append(f"{msg.text} ({msg.location.get('url')})")
+            if msg.type == "error" else None)
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    response = page.goto(site + MAP_PAGE, wait_until="load", timeout=TIMEOUT_MS)
+    assert response is not None and response.ok, f"{MAP_PAGE} answered {response and response.status}"
+    page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+    page.wait_for_selector(MAP_POINTS, timeout=TIMEOUT_MS)
+    points = page.locator(MAP_POINTS)
+    assert points.count() == len(MODELS), f"the map shows {points.count()} points for {len(MODELS)} models"
+    assert page.locator("#ptm-map .ctl select").count() == 3, "the map lost its axis selectors"
+    page.locator("#ptm-map").scroll_into_view_if_needed()
+    points.first.hover()  # the tooltip names the model
+    tip = page.locator("#ptm-map .tip").inner_text()
+    assert MODELS[0].name in tip, f"hovering the first point shows {tip!r}"
+    page.locator("#ptm-map .ctl select").first.select_option("extension")  # redraw on another axis
+    assert page.locator(MAP_POINTS).count() == len(MODELS), "the map lost points after a change of axis"
+    assert "knowledge-enriched" in (page.locator("#ptm-map svg").text_content() or "")
+    _screenshot(page, "11_probing_map")
+    assert not errors, f"JavaScript errors on {MAP_PAGE}: {errors}"
+    assert not failed, f"requests of {MAP_PAGE} that failed: {failed}"
+    # not errors of the page: the theme's notice about an unset colour mode, and the browser's
+    # own request for /favicon.ico (the book has none)
+    console = [m for m in console if not m.startswith("Got invalid theme mode") and not m.endswith("/favicon.ico)")]
+    assert not console, f"console errors on {MAP_PAGE}: {console}"
     _assert_all_local(browser_context.requests)
 
 

@@ -54,7 +54,7 @@ class Sizes:
 
 def sizes(scale: str | None = None) -> Sizes:
     return pick(
-        ci=Sizes(120, 60, 150, 60, 25, 1, 50, 4, 64, 4, 32, 20, 200, (0, 1), 200_000),
+        ci=Sizes(120, 60, 120, 50, 25, 1, 50, 4, 64, 3, 32, 10, 200, (0, 1), 200_000),
         laptop=Sizes(400, 150, 500, 150, 40, 1, 100, 6, 256, 15, 64, 80, 1000, (0, 1)),
         gpu=Sizes(8000, 2000, 3000, 800, 60, 5, 300, 20, 512, 30, 128, 800, 2000, (0, 1, 2, 3, 4)),
         scale=scale)
@@ -594,4 +594,25 @@ def add_probing_rows(table, token_tables: Mapping[str, pd.DataFrame], struct: pd
                 chapter = ch
         table.add(ROW_NAMES.get(rep, rep), chapter="11", scores=scores, source=source,
                   train_time_s=(seconds or {}).get(rep), meta={**meta, "from_chapter": chapter})
+    return table
+
+
+def run_small_layers(tasks: Mapping[str, TokenTask], reps: Sequence[str], config: ProbeConfig | None = None
+                     ) -> pd.DataFrame:
+    """:func:`run_layer_probes` for each representation in ``reps`` (the book's own small models),
+    one frame indexed by ``(representation, task)``."""
+    frames = [run_layer_probes(tasks, rep, config)[0].assign(representation=rep) for rep in reps]
+    return pd.concat(frames, ignore_index=True).set_index(["representation", "task"])
+
+
+def add_layer_rows(table, frame: pd.DataFrame, source: str = "notebooks/11_probing.ipynb"):
+    """One ``probing`` row per representation of :func:`run_small_layers`' frame: the best single
+    layer's linear-probe accuracy per task (no control task: selectivity is left empty)."""
+    for rep in dict.fromkeys(frame.index.get_level_values(0)):
+        f = frame.loc[rep]
+        layers = [c for c in f.columns if c.startswith("L") and c[1:].isdigit()]
+        scores = {f"{task} acc": float(f.loc[task, layers].max()) for task in f.index}
+        meta = {"probe": "linear", "best_layer": {t: int(f.loc[t, "best layer"]) for t in f.index},
+                "expected_layer": {t: float(f.loc[t, "expected layer"]) for t in f.index}}
+        table.add(rep, chapter="11", scores=scores, source=source, meta=meta)
     return table

@@ -39,6 +39,7 @@ CHAPTER_PAGES: dict[str, str] = {
     "06a": "06a_rnn_lms_ulmfit", "06b": "06b_cove_elmo", "07a": "07a_attention_transformer",
     "07b": "07b_gpt_bert", "08a": "08a_encoder_objectives", "08b": "08b_encoder_decoder_objectives",
     "09": "09_compression_scaling", "10a": "10a_transfer", "10b": "10b_prompting", "11": "11_probing",
+    "11b": "11b_multilingual",
 }
 
 
@@ -107,7 +108,8 @@ MODELS: tuple[MapModel, ...] = (
     MapModel("AWD-LSTM / ULMFiT", 2018, "06a", _C, _LSTM, "LM"),
     MapModel("context2vec", 2016, "06a", _C, _LSTM, "CTL"),
     MapModel("CoVe", 2017, "06b", _C, _LSTM, "supervised", note="the encoder of an English-German translation model"),
-    MapModel("ELMo", 2018, "06b", _C, _LSTM, "LM"),
+    MapModel("ELMo", 2018, "06b", _C, _LSTM, "LM",
+             scores=(ScoreRef("probing", "ELMo (ch. 6)", "POS acc", "POS probe acc, best layer (ch. 11)"),)),
     MapModel("Transformer (Vaswani et al.)", 2017, "07a", _N, _ED, "supervised"),
     MapModel("GPT", 2018, "07b", _C, _DEC, "LM",
              scores=(ScoreRef(_PPL, "GPT, byte-BPE", "test", "Brown test ppl (per word)"),
@@ -131,6 +133,10 @@ MODELS: tuple[MapModel, ...] = (
     MapModel("fine-tuning (ULMFiT tricks, multi-task)", 2018, "10a", _C, _ENC, "MLM", "adaptation (survey section 6)"),
     MapModel("adapters / LoRA / BitFit / prefix", 2019, "10a", _C, _ENC, "MLM", "adaptation (survey section 6)"),
     MapModel("prompts / PET / LM-BFF / AutoPrompt", 2020, "10b", _C, _ENC, "MLM", "adaptation (survey section 6)"),
+    MapModel("tiny mBERT / XLM (English + Chinese)", 2019, "11b", _C, _ENC, "MLM", "multilingual",
+             note="one WordPiece vocabulary over both languages; XLM adds translation-LM rows",
+             scores=(ScoreRef("probing", "EN+ZH MLM (ch. 11b)", "xling AUC", "zero-shot sentiment AUC en→zh (ch. 11b)"),
+                     ScoreRef("probing", "EN+ZH MLM+TLM (ch. 11b)", "Tatoeba P@1", "Tatoeba P@1 %, with TLM (ch. 11b)"))),
     MapModel("K-BERT (visible matrix)", 2019, "11", _C, _ENC, "MLM", "knowledge-enriched",
              note="knowledge injected at input time into a small BERT of this chapter"),
 )

@@ -1,0 +1,125 @@
+"""Chapter 6b's laptop-scale ELMo biLM, trained once and stored for chapter 11's probes.
+
+Chapter 11 probes the layers of every representation the book built; re-training the biLM in
+its notebook would cost most of its time budget. This module trains the biLM exactly as chapter
+6b does at ``laptop`` scale (:func:`companion.contextual.chapter6b.train_bilm`: Part II's
+corpus, char-CNN token layer, two LSTM layers of 128 cells projected to d=64, 350 steps) and
+keeps it as bf16 safetensors with its softmax vocabulary, config, measured held-out perplexity
+and each file's sha256 (``checkpoints/ch06_elmo_laptop/meta.json``).
+
+Re-create it with ``python -m companion.contextual.small_elmo``; :func:`load_small_elmo` refuses
+a file whose sha256 does not match; :func:`probe_extractor` gives chapter 11's probes its three
+layers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+CKPT_DIR = Path(__file__).resolve().parent / "checkpoints" / "ch06_elmo_laptop"
+FILES = ("bilm.safetensors", "vocab.json")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop", seed: int = 0) -> dict:
+    """Train chapter 6b's biLM at ``scale`` and store it in ``directory``; returns the meta."""
+    from safetensors.torch import save_file
+
+    from . import chapter6b as c6
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    s = c6.sizes(scale)
+    t0, c0 = time.perf_counter(), time.process_time()
+    data = c6.lm_sentences(s, seed=seed)
+    model, vocab, hist, ppl = c6.train_bilm(data, s, seed=seed)
+    cpu = time.process_time() - c0
+    state = {k: v.detach().to(torch.bfloat16).contiguous().clone() for k, v in model.state_dict().items()}
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".bilm.")
+    os.close(fd)
+    save_file(state, tmp, metadata={"format": "pt"})
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, directory / "bilm.safetensors")
+    _atomic_write_text(directory / "vocab.json", json.dumps(vocab.itos, ensure_ascii=False) + "\n")
+    meta = {
+        "what": "chapter 6b's ELMo biLM trained at BOOK_SCALE=" + scale,
+        "script": "python -m companion.contextual.small_elmo",
+        "seed": seed, "lm_sentences": s.lm_sentences, "lm_steps": s.lm_steps, "lm_batch": s.lm_batch,
+        "config": dataclasses.asdict(model.config),
+        "heldout_ppl": round(float(ppl), 2),
+        "final_train_loss": round(float(np.mean(hist.step_loss[-10:])), 4),
+        "cpu_seconds": round(cpu, 1), "wall_seconds": round(time.perf_counter() - t0, 1),
+        "sha256": {f: _sha256(directory / f) for f in FILES},
+    }
+    _atomic_write_text(directory / "meta.json", json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+def load_small_elmo(directory: str | os.PathLike = CKPT_DIR, device: str | None = None):
+    """``(bilm, vocab, meta)``: the stored biLM in float32 (eval mode) and its softmax vocabulary.
+    Raises if a file is missing or its sha256 differs from ``meta.json``."""
+    from safetensors.torch import load_file
+
+    from .elmo import BiLM, BiLMConfig, WordVocab
+
+    directory = Path(directory)
+    meta_path = directory / "meta.json"
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"{meta_path} is missing; create it with `python -m companion.contextual.small_elmo`")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    for f in FILES:
+        if not (directory / f).is_file():
+            raise FileNotFoundError(f"{directory / f} is missing; re-create the checkpoint")
+        if _sha256(directory / f) != meta["sha256"][f]:
+            raise ValueError(f"{directory / f} does not match the sha256 in meta.json; restore it from git")
+    cfg = dict(meta["config"])
+    cfg["filters"] = tuple(tuple(x) for x in cfg["filters"])
+    model = BiLM(BiLMConfig(**cfg), seed=0)
+    model.load_state_dict({k: v.float() for k, v in load_file(str(directory / "bilm.safetensors")).items()})
+    if device is not None:
+        model.to(device)
+    model.eval()
+    vocab = WordVocab(json.loads((directory / "vocab.json").read_text(encoding="utf-8")))
+    return model, vocab, meta
+
+
+def probe_extractor(model, batch_size: int = 64):
+    """Chapter 11's extractor: sentences (token lists) -> ELMo's three layers, each ``[n_tokens, 2d]``
+    (layer 0: the char-CNN token layer, copied for both directions; 1, 2: the LSTM layers)."""
+    from .elmo import ElmoLayers
+
+    layers = ElmoLayers(model, batch_size=batch_size)
+
+    def run(sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        per = layers.tokens([list(s) for s in sentences])
+        per = [p for p, s in zip(per, sentences) if len(s)]  # an empty sentence has no tokens
+        return [np.concatenate([p[k] for p in per]) for k in range(3)] if per else []
+
+    return run
+
+
+if __name__ == "__main__":  # pragma: no cover - a one-off training run
+    torch.set_num_threads(int(os.environ.get("BOOK_THREADS", "1")))
+    print(json.dumps(train_and_save(scale=sys.argv[1] if len(sys.argv) > 1 else "laptop"), indent=1))
