@@ -20,7 +20,7 @@ SIZES: dict[str, dict] = {
     "ci": dict(docs=10, rnn_docs=3, w2v_epochs=2, d2v_epochs=3, emb=32, hidden=48, vocab=2000,
                nli_hidden=32, nli_epochs=1, nli_train=400, tfidf=300, pool=100, m30k=200, seeds=(0,)),
     "laptop": dict(docs=60, rnn_docs=20, w2v_epochs=5, d2v_epochs=10, emb=64, hidden=128, vocab=6000,
-                   nli_hidden=64, nli_epochs=2, nli_train=None, tfidf=1000, pool=600, m30k=2000,
+                   nli_hidden=64, nli_epochs=2, nli_train=None, tfidf=300, pool=600, m30k=1500,
                    seeds=(0, 1)),
     "gpu": dict(docs=2000, rnn_docs=1000, w2v_epochs=5, d2v_epochs=20, emb=300, hidden=1200, vocab=20000,
                 nli_hidden=1024, nli_epochs=5, nli_train=None, tfidf=10000, pool=2000, m30k=29000,
