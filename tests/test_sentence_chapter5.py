@@ -6,8 +6,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from companion.evaluate.senteval import ProbeConfig, RandomBowEncoder, senteval, toy_task
-from companion.sentence.report import cosine_bootstrap, pair_cosines, paired_table, verdict
+from companion.evaluate.senteval import (
+    ProbeConfig,
+    RandomBowEncoder,
+    senteval,
+    toy_task,
+)
+from companion.sentence.report import (
+    cosine_bootstrap,
+    pair_cosines,
+    paired_table,
+    seed_spread,
+    task_loss_table,
+    verdict,
+    versus_table,
+)
 from companion.sentence.widget import SentenceIndex, sentence_explorer
 
 POOL = ["the cat sat on the mat", "a dog sat on a log", "stocks fell sharply today",
@@ -99,6 +112,31 @@ def test_paired_table_uses_the_paired_runs():
         paired_table(a, "b")
 
 
+def test_versus_table_puts_each_paired_verdict_beside_the_scores():
+    cfg = ProbeConfig(max_train=120, max_dev=40, max_test=60, max_all=120, inner_folds=2, outer_folds=3,
+                      seeds=(0, 1), c_grid=(1.0,))
+    tasks = [toy_task("toy_cls", sizes={"all": 120})]
+    a = senteval(RandomBowEncoder(32, seed=0), tasks, name="A", config=cfg)
+    b = senteval(RandomBowEncoder(2, seed=1), tasks, name="B", config=cfg)
+    t = versus_table(a, {"b": b, "a again": a})
+    assert list(t.columns) == ["A", "b", "vs b", "a again", "vs a again"]
+    assert t.loc["toy_cls", "vs b"] == paired_table(a, b).loc["toy_cls", "verdict"]
+    assert t.loc["toy_cls", "vs a again"] == "within noise"
+    with pytest.raises(ValueError, match="at least one"):
+        versus_table(a, {})
+
+
+def test_task_loss_table_and_seed_spread():
+    t = task_loss_table({"both": {"x": [5.0, 3.0, 1.0], "y": [2.0]}, "x only": {"x": [4.0, 2.0]}}, last=2)
+    assert t.loc["both", "x"] == 2.0 and t.loc["both", "y"] == 2.0 and t.loc["x only", "x"] == 3.0
+    assert np.isnan(t.loc["x only", "y"])
+    with pytest.raises(ValueError, match="no task losses"):
+        task_loss_table({"empty": {}})
+    assert seed_spread([1.0, -0.5, 2.0]) == {"mean": 2.5 / 3, "min": -0.5, "max": 2.0, "n": 3}
+    with pytest.raises(ValueError, match="one finite difference per seed"):
+        seed_spread([])
+
+
 def test_verdict():
     assert verdict(5.0, 1.0) == "A better" and verdict(-5.0, 1.0) == "B better"
     assert verdict(1.5, 1.0) == "within noise" and verdict(1.0, float("nan")) == "within noise"
@@ -119,3 +157,15 @@ def test_cosine_bootstrap_and_pair_cosines():
         cosine_bootstrap(cos_good, cos_good[:5], gold)
     with pytest.raises(ValueError, match="pair"):
         pair_cosines(RandomBowEncoder(8), [toy_task("s").splits["test"][0]])
+
+
+def test_gensen_diagram_draws_one_panel():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from companion.sentence.diagram import GENSEN, draw_family
+
+    fig = draw_family([GENSEN])
+    assert len(fig.axes) == 1 and fig.axes[0].get_title().startswith("GenSen-lite")
+    with pytest.raises(ValueError, match="at least one panel"):
+        draw_family([])

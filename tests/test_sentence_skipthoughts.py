@@ -3,11 +3,12 @@
 import pytest
 import torch
 
-from companion.sentence._text import OrderedSentences, sentence_vocab
+from companion.sentence._text import OrderedSentences, oov_share, sentence_vocab
 from companion.sentence.skipthoughts import (
     SkipThoughts,
     SkipThoughtsConfig,
     fit_linear_map,
+    heldout_map_quality,
     make_triples,
     train_skipthoughts,
 )
@@ -81,3 +82,26 @@ def test_vocabulary_expansion_gives_unseen_words_the_mapped_embedding():
     assert torch.allclose(big.encode(["the cat eats fish"]), res.encode(["the cat eats fish"]), atol=1e-6)
     with pytest.raises(ValueError, match="one word per row"):
         res.expand_vocabulary(X, words[:-1])
+
+
+def test_heldout_map_quality_tells_a_linear_relation_from_noise():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(200, 8, generator=g)
+    Y = X @ torch.randn(8, 6, generator=g)
+    exact = heldout_map_quality(X.numpy(), Y, holdout=0.25, k=5)  # NumPy rows too
+    assert exact["cosine"] > 0.999 and exact["top_k"] == 1.0
+    assert exact["n_test"] == 50 and exact["n_fit"] == 150 and exact["chance"] < 0.5
+    noise = heldout_map_quality(X, torch.randn(200, 6, generator=g), holdout=0.25, k=5)
+    assert noise["cosine"] < 0.3 and noise["top_k"] < 0.3
+    with pytest.raises(ValueError, match="share between 0 and 1"):
+        heldout_map_quality(X, Y, holdout=1.5)
+
+
+def test_oov_share_counts_unknown_tokens():
+    vocab = sentence_vocab([["the", "cat"]])
+    assert oov_share(vocab, ["the cat", "the dog"]) == 0.25
+    assert oov_share(vocab, ["The CAT"]) == 0.0  # the book's tokenizer lower-cases
+    with pytest.raises(TypeError, match="not one string"):
+        oov_share(vocab, "the cat")
+    with pytest.raises(ValueError, match="no tokens"):
+        oov_share(vocab, ["", "?"])

@@ -17,6 +17,7 @@ Every encoder exposes ``encode(list[str]) -> Tensor [n, d]`` for
 :func:`companion.evaluate.senteval`.
 """
 
+from ._text import oov_share
 from .baselines import (
     SIF,
     AveragedVectors,
@@ -51,6 +52,7 @@ from .skipthoughts import (
     SkipThoughtsConfig,
     SkipThoughtsResult,
     fit_linear_map,
+    heldout_map_quality,
     train_skipthoughts,
 )
 
@@ -87,7 +89,9 @@ __all__ = [
     "add_noise",
     "first_component",
     "fit_linear_map",
+    "heldout_map_quality",
     "nli_features",
+    "oov_share",
     "remove_component",
     "sif_weights",
     "train_dan",

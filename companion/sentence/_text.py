@@ -12,7 +12,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 
-__all__ = ["BOS", "EOS", "PAD", "GRUEncoder", "OrderedSentences", "pad_batch", "sentence_vocab"]
+__all__ = ["BOS", "EOS", "PAD", "GRUEncoder", "OrderedSentences", "oov_share", "pad_batch", "sentence_vocab"]
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
@@ -20,6 +20,17 @@ PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 def sentence_vocab(token_lists: Sequence[Sequence[str]], *, min_count: int = 1, max_size: int | None = None) -> Vocab:
     """A :class:`companion.data.Vocab` with ``<unk>`` (0), ``<pad>`` (1), ``<s>`` (2), ``</s>`` (3)."""
     return Vocab(token_lists, min_count=min_count, max_size=max_size, specials=(PAD, BOS, EOS))
+
+
+def oov_share(vocab: Vocab, sentences: Sequence[str], tokenizer=tokenize) -> float:
+    """The share of the tokens of ``sentences`` that ``vocab`` does not hold (they encode as
+    ``<unk>``): what a vocabulary expansion can recover."""
+    if isinstance(sentences, str):
+        raise TypeError("oov_share takes a list of sentences, not one string")
+    tokens = [t for s in sentences for t in tokenizer(s)]
+    if not tokens:
+        raise ValueError("the sentences hold no tokens")
+    return sum(t not in vocab.stoi for t in tokens) / len(tokens)
 
 
 def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, max_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:

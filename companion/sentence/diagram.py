@@ -1,13 +1,13 @@
 """Chapter 5's model diagram: the family of sentence encoders, drawn by code (matplotlib only).
 
 Five panels, each a small graph of boxes and arrows: PV-DBOW, PV-DM, Skip-thoughts,
-Quick-thoughts and InferSent. Blue boxes are what the model keeps as the sentence vector, grey
+Quick-thoughts and InferSent (and :data:`GENSEN`, drawn alone in its section). Blue boxes are what the model keeps as the sentence vector, grey
 boxes inputs, white boxes what it predicts.
 """
 
 from __future__ import annotations
 
-__all__ = ["PANELS", "draw_family"]
+__all__ = ["GENSEN", "PANELS", "draw_family"]
 
 KEEP, INPUT, OUT = "#cfe2f3", "#eeeeee", "#ffffff"
 
@@ -40,6 +40,16 @@ PANELS: list[tuple[str, dict[str, tuple[float, float, str, str]], list[tuple[str
      [("u", "x"), ("v", "x"), ("x", "y")],
      "one encoder, both sides;\na supervised NLI label"),
 ]
+
+# GenSen-lite (Subramanian et al. 2018): one shared encoder, three task heads taking turns
+GENSEN = (
+    "GenSen-lite (after Subramanian et al. 2018)",
+    {"s": (0.5, 0.12, "English sentence $s_i$", INPUT), "h": (0.5, 0.42, "shared GRU\nencoder $h_i$", KEEP),
+     "n": (0.15, 0.82, "GRU decoder\n$s_{i+1}$", OUT), "e": (0.5, 0.82, "NLI classifier\n(SICK-E)", OUT),
+     "t": (0.85, 0.82, "GRU decoder\nGerman $s_i$", OUT)},
+    [("s", "h"), ("h", "n"), ("h", "e"), ("h", "t")],
+    "one encoder, three tasks,\none batch of each in turn",
+)
 
 
 def draw_family(panels=None):

@@ -19,7 +19,18 @@ import pandas as pd
 from ..evaluate.senteval import DISPLAY, SentEvalReport, _as_array
 from ..evaluate.similarity import spearman
 
-__all__ = ["bootstrap_paired", "cosine_bootstrap", "nli_correct", "paired_table", "pair_cosines", "timed", "verdict"]
+__all__ = [
+    "bootstrap_paired",
+    "cosine_bootstrap",
+    "nli_correct",
+    "pair_cosines",
+    "paired_table",
+    "seed_spread",
+    "task_loss_table",
+    "timed",
+    "verdict",
+    "versus_table",
+]
 
 
 def verdict(diff: float, spread: float, *, k: float = 2.0) -> str:
@@ -140,3 +151,42 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     c0, w0 = time.process_time(), time.perf_counter()
     out = fn()
     return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def task_loss_table(runs: dict[str, dict[str, Sequence[float]]], last: int = 10) -> pd.DataFrame:
+    """One row per run, one column per task: the mean training loss of the task's last ``last``
+    steps (``NaN`` where a run did not train that task) -- e.g. GenSen-lite's ``task_losses``."""
+    if not isinstance(last, int) or last < 1:
+        raise ValueError(f"last must be a positive int, got {last!r}")
+    rows = {}
+    for run, losses in runs.items():
+        if not losses:
+            raise ValueError(f"run {run!r} has no task losses")
+        rows[run] = {t: float(np.mean(v[-last:])) if len(v) else float("nan") for t, v in losses.items()}
+    return pd.DataFrame(rows).T
+
+
+def seed_spread(diffs: Sequence[float]) -> dict[str, float]:
+    """Mean, smallest and largest of a difference measured once per training seed, and the
+    number of seeds: the spread a reader should compare the difference with."""
+    d = np.asarray(list(diffs), dtype=float)
+    if d.size == 0 or not np.isfinite(d).all():
+        raise ValueError(f"need one finite difference per seed, got {list(diffs)!r}")
+    return {"mean": float(d.mean()), "min": float(d.min()), "max": float(d.max()), "n": int(d.size)}
+
+
+def versus_table(a: SentEvalReport, others: dict[str, SentEvalReport], *, k: float = 2.0) -> pd.DataFrame:
+    """A's score per task, each other encoder's, and the paired verdict of A against each
+    (:func:`paired_table`): the multi-task-against-single-task comparison in one frame.
+
+    Columns: ``a.name``, then per other ``name`` its score and ``"vs name"`` (the verdict)."""
+    if not others:
+        raise ValueError("versus_table needs at least one other report")
+    out = None
+    for name, rep in others.items():
+        t = paired_table(a, rep, k=k)
+        if out is None:
+            out = t[[a.name]].copy()
+        out[name] = t[rep.name]
+        out[f"vs {name}"] = t["verdict"]
+    return out

@@ -47,7 +47,8 @@ from ._text import (
     sentence_vocab,
 )
 
-__all__ = ["SkipThoughts", "SkipThoughtsConfig", "SkipThoughtsResult", "fit_linear_map", "train_skipthoughts"]
+__all__ = ["SkipThoughts", "SkipThoughtsConfig", "SkipThoughtsResult", "fit_linear_map", "heldout_map_quality",
+           "train_skipthoughts"]
 
 
 @dataclass
@@ -121,6 +122,29 @@ def fit_linear_map(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     if X.shape[0] < X.shape[1]:
         raise ValueError(f"need at least as many shared words ({X.shape[0]}) as dimensions ({X.shape[1]}) to fit the map")
     return torch.linalg.lstsq(X.double(), Y.double()).solution.to(Y.dtype)
+
+
+def heldout_map_quality(X: torch.Tensor, Y: torch.Tensor, *, holdout: float = 0.2, k: int = 10,
+                        seed: int = 0) -> dict[str, float]:
+    """How well a linear map predicts rows it was not fitted on: fit ``W`` on a random
+    ``1 - holdout`` of the shared words, map the rest, and report the mean cosine of ``x W`` to
+    the true row ``y`` (``"cosine"``), the same for another held-out word's row (``"chance"``),
+    and the share of held-out words whose true row is among the ``k`` rows of ``Y`` nearest to
+    ``x W`` by cosine (``"top_k"``; chance is ``k / n``)."""
+    if not 0 < holdout < 1:
+        raise ValueError(f"holdout must be a share between 0 and 1, got {holdout!r}")
+    X, Y = torch.as_tensor(X).float(), torch.as_tensor(Y).float()  # NumPy rows welcome (GloVe)
+    n = X.shape[0]
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    test, train = perm[: max(1, int(n * holdout))], perm[max(1, int(n * holdout)):]
+    W = fit_linear_map(X[train], Y[train])
+    P = F.normalize(X[test].to(W.dtype) @ W, dim=1)
+    Yn = F.normalize(Y.to(W.dtype), dim=1)
+    sims = P @ Yn.T  # [n_test, n]
+    other = test.roll(1)  # each held-out word paired with another one
+    hits = (sims.topk(min(k, n), dim=1).indices == test.unsqueeze(1)).any(1)
+    return {"cosine": float((P * Yn[test]).sum(1).mean()), "chance": float((P * Yn[other]).sum(1).mean()),
+            "top_k": float(hits.float().mean()), "k": k, "n_fit": int(train.numel()), "n_test": int(test.numel())}
 
 
 @dataclass
