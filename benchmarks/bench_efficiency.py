@@ -51,7 +51,8 @@ def _model(d: int = 512, n_layer: int = 4, length: int = 64) -> BertForSequence:
 def inference(d: int = 512, batch: int = 32, length: int = 64, repeats: int = 5) -> dict[str, float]:
     net = _model(d, length=length)
     x = {"ids": torch.randint(5, 1000, (batch, length), generator=torch.Generator().manual_seed(0))}
-    models = {"fp32": net, "int8_ours": quantize_linears(net), "int8_torch": torch_dynamic_int8(net),
+    models = {"fp32": net, "int8_ours": quantize_linears(net),
+              "int8_ours_fused": quantize_linears(net, kernel="fbgemm"), "int8_torch": torch_dynamic_int8(net),
               "bf16": to_bf16(net)}
     t = latency({k: (lambda m=m: m(x)) for k, m in models.items()}, repeats=repeats, inner=1)
     out = {f"b{batch}_{k}_speedup_vs_fp32": t["fp32"] / v for k, v in t.items() if k != "fp32"}

@@ -271,14 +271,16 @@ def quantization_rows(net: BertForSequence, data: Encoded) -> pd.DataFrame:
 
 def latency_table(d_model: int, n_layer: int = 4, batch: int = 32, length: int = 64, repeats: int = 3) -> pd.DataFrame:
     """Seconds per forward pass of a Linear-heavy BERT encoder + classifier of width
-    ``d_model`` (random weights: speed does not depend on training) in fp32, our int8,
-    PyTorch's int8 and bf16, timed in alternation; ratios to fp32."""
+    ``d_model`` (random weights: speed does not depend on training) in fp32, our int8 (the
+    readable kernel, and our weights in PyTorch's fused kernel), PyTorch's int8 and bf16,
+    timed in alternation; ratios to fp32."""
     cfg = BertConfig(vocab_size=1000, max_len=length, n_layer=n_layer, n_head=max(1, d_model // 64),
                      d_model=d_model)
     net = BertForSequence(BertEncoder(cfg, seed=0), 2, seed=0).eval()
     x = {"ids": torch.randint(5, 1000, (batch, length), generator=torch.Generator().manual_seed(0))}
-    models = {"fp32": net, "int8 (ours)": quantize_linears(net), "int8 (torch)": torch_dynamic_int8(net),
-              "bf16": to_bf16(net)}
+    models = {"fp32": net, "int8 (ours)": quantize_linears(net),
+              "int8 (ours, fused kernel)": quantize_linears(net, kernel="fbgemm"),
+              "int8 (torch)": torch_dynamic_int8(net), "bf16": to_bf16(net)}
     t = latency({k: (lambda m=m: m(x)) for k, m in models.items()}, repeats=repeats, inner=1)
     frame = pd.DataFrame({"seconds": t})
     frame["speed-up vs fp32"] = frame["seconds"]["fp32"] / frame["seconds"]
