@@ -11,14 +11,14 @@ step -- every number a ratio measured in the same run.
 Run alone with ``python -m benchmarks.bench_efficiency`` (or through ``python -m benchmarks``).
 On a shared machine run it twice; the ratios, not the seconds, are what to compare.
 
-Measured while the book was built (2 cores shared by several agents, load average ~10, one
-thread, one run each -- noisy): batch 32, our int8 0.95x and PyTorch's int8 1.77x the speed of
-fp32, bf16 0.62x (this CPU has no fast bf16 matrix units); in the chapter's own run (batch 16)
-1.25x, 2.00x and 0.65x. A soft-target distillation step cost 3.0x a plain fine-tuning step of
-the same half-depth student (the teacher's forward pass is twice the student's), a step with
-TinyBERT's losses 7.4x: :func:`companion.efficiency.distill.tinybert_loss` recomputes both
-models' attention maps with the explicit (unfused) attention and runs the student's encoder a
-second time -- readable, not fast.
+Measured while the book was built (2 cores shared by several agents, one thread, one run each
+-- noisy): batch 16, width 512, our readable int8 1.32x, our int8 weights in PyTorch's fused
+kernel 1.82x and PyTorch's ``quantize_dynamic`` 1.82x the speed of fp32, bf16 0.70x (this CPU
+has no fast bf16 matrix units). A soft-target distillation step cost 1.6x a plain fine-tuning
+step of the same half-depth student. A step with TinyBERT's losses cost 3.9x before session 5
+(:func:`companion.efficiency.distill.tinybert_loss` ran both encoders a second time to get the
+attention maps) and 1.9x after (one pass per model gives the logits, the hidden states and the
+maps: :func:`~companion.efficiency.distill.hidden_states` runs each post-LN block step by step).
 """
 
 from __future__ import annotations

@@ -33,7 +33,12 @@ from torch import nn
 from ..device import get_device
 from ..train import History, TrainConfig, fit
 from ..transformer.attention import padding_mask, scaled_dot_product_attention
-from ..transformer.bert import BertEncoder, BertForPreTraining, BertForSequence, mean_pool
+from ..transformer.bert import (
+    BertEncoder,
+    BertForPreTraining,
+    BertForSequence,
+    mean_pool,
+)
 
 # DistilBERT's published weights of its three losses (soft CE, MLM, cosine)
 DISTILBERT_WEIGHTS = (5.0, 2.0, 1.0)
@@ -279,6 +284,20 @@ def distill_classifier(student: BertForSequence, teacher: BertForSequence,
             p.requires_grad_(True)
 
 
-__all__ = ["DISTILBERT_WEIGHTS", "DistillConfig", "classifier_loss", "cosine_hidden_loss", "distilbert_loss",
-           "distill_classifier", "every_other_layer", "hard_soft_loss", "hidden_states", "kd_loss", "layer_map",
-           "head_logits", "soft_targets", "tinybert_loss", "tinybert_terms"]
+__all__ = [
+    "DISTILBERT_WEIGHTS",
+    "DistillConfig",
+    "classifier_loss",
+    "cosine_hidden_loss",
+    "distilbert_loss",
+    "distill_classifier",
+    "every_other_layer",
+    "hard_soft_loss",
+    "head_logits",
+    "hidden_states",
+    "kd_loss",
+    "layer_map",
+    "soft_targets",
+    "tinybert_loss",
+    "tinybert_terms",
+]
