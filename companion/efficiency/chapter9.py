@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..device import get_device
 from ..evaluate.glue import GlueTask
 from ..scale import pick
 from ..train import TrainConfig, fit
@@ -33,13 +35,19 @@ from ..transformer import chapter7b as c7
 from ..transformer.bert import (
     BertConfig,
     BertEncoder,
+    BertForPreTraining,
     BertForSequence,
     pad_batch,
     pair_inputs,
 )
-from ..transformer.pretrain import pack_lm
+from ..transformer.pretrain import mlm_batches, pack_lm, pack_mlm
 from ..transformer.tokenizers import ByteLevelBPE
-from .distill import DistillConfig, distill_classifier, every_other_layer
+from .distill import (
+    DistillConfig,
+    distilbert_loss,
+    distill_classifier,
+    every_other_layer,
+)
 from .prune import (
     apply_masks,
     head_importance,
@@ -197,6 +205,76 @@ def n_params(net: torch.nn.Module) -> int:
     return sum(p.numel() for p in net.parameters())
 
 
+# ------------------------------------------------------------------------------ DistilBERT's recipe
+
+
+@dataclass(frozen=True)
+class DistilSizes:
+    """DistilBERT's pre-training distillation of chapter 7b's stored BERT, per ``BOOK_SCALE``."""
+
+    steps: int          # distillation steps (MLM batches of the Part II corpus)
+    batch_size: int
+    lr: float
+    corpus_chars: int   # characters of the corpus the MLM rows come from
+    ft_epochs: int      # fine-tuning on the GLUE-lite task, teacher and students alike
+    ft_lr: float
+    ft_train: int       # training examples of the task used for fine-tuning
+    heldout_rows: int   # MLM rows of held-out documents scored before and after
+
+
+def distil_sizes(scale: str | None = None) -> DistilSizes:
+    return pick(ci=DistilSizes(6, 16, 5e-4, 60_000, 1, 1e-3, 160, 16),
+                laptop=DistilSizes(150, 32, 5e-4, 600_000, 2, 1e-3, 2000, 128),
+                gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512), scale=scale)
+
+
+def mlm_rows(tok: ByteLevelBPE, docs: list[list[str]], cfg: BertConfig, chars: int) -> torch.Tensor:
+    """``[CLS] ... [SEP]`` rows of ``cfg.max_len`` ids from the first ``chars`` characters."""
+    return pack_mlm([tok.encode_ordinary(t) for t in c7.corpus_slice(docs, chars)], cfg)
+
+
+@torch.no_grad()
+def mlm_loss(model: BertForPreTraining, rows: torch.Tensor, seed: int = 0, batch_size: int = 64) -> float:
+    """Masked-LM loss on ``rows``, masked with a fixed seed (the same positions for every model)."""
+    model.eval()
+    batches = mlm_batches(rows, model.config, batch_size, seed)(0)
+    return float(np.mean([float(model.loss(b)) for b in batches]))
+
+
+def distil_pretrained(teacher: BertForPreTraining, rows: torch.Tensor, ds: DistilSizes, seed: int = 0,
+                      device: str | None = None) -> tuple[BertForPreTraining, pd.DataFrame]:
+    """DistilBERT's recipe: a student of every other layer of ``teacher`` (embeddings and MLM
+    head copied), trained on MLM batches of ``rows`` with the triple loss (soft targets at
+    ``T = 2``, MLM, cosine of the last hidden states; weights 5, 2, 1). Returns the student
+    and the losses of every step."""
+    dev = get_device(device)
+    teacher.to(dev).eval()
+    student = every_other_layer(teacher).to(dev).train()
+    opt = torch.optim.AdamW(student.parameters(), lr=ds.lr, weight_decay=0.01)
+    make, stream, epoch = mlm_batches(rows, teacher.config, ds.batch_size, seed), [], 0
+    while len(stream) < ds.steps:
+        stream += make(epoch)
+        epoch += 1
+    hist = []
+    for b in stream[:ds.steps]:
+        out = distilbert_loss(student, teacher, {k: v.to(dev) for k, v in b.items()})
+        opt.zero_grad(set_to_none=True)
+        out["total"].backward()
+        opt.step()
+        hist.append({k: v.detach().item() for k, v in out.items()})
+    return student.eval(), pd.DataFrame(hist)
+
+
+def finetune_encoders(encoders: dict[str, BertEncoder], data: Encoded, s: Sizes, ds: DistilSizes, seed: int = 0,
+                      device: str | None = None) -> dict[str, BertForSequence]:
+    """Each encoder (a copy) under a new classifier head, fine-tuned on the task with the same
+    recipe (``ds.ft_epochs``, ``ds.ft_lr``, the batches of ``seed``)."""
+    ft = dataclasses.replace(s, epochs=ds.ft_epochs, lr=ds.ft_lr)
+    data = Encoded(data.train[:ds.ft_train], data.train_y[:ds.ft_train], data.test, data.test_y)
+    return {name: train_classifier(BertForSequence(copy.deepcopy(enc), 2, seed=seed), data, ft, seed, device)
+            for name, enc in encoders.items()}
+
+
 # ------------------------------------------------------------------------------ spreads
 
 
@@ -342,17 +420,23 @@ def draw_distillation(ax=None):
 
 
 __all__ = [
+    "DistilSizes",
     "Encoded",
     "Sizes",
     "accuracy",
     "batches",
     "bert_config",
+    "distil_pretrained",
+    "distil_sizes",
     "distil_students",
     "draw_distillation",
     "encode_task",
+    "finetune_encoders",
     "head_curve",
     "latency_table",
     "magnitude_curve",
+    "mlm_loss",
+    "mlm_rows",
     "n_params",
     "paired_diff",
     "paired_ratio",
