@@ -82,13 +82,14 @@ class Sizes:
     n_boot: int
     fractions: tuple[float, ...]   # pruned fractions of weights / heads
     latency_d: int                 # width of the Linear-heavy model timed for int8
+    n_train: int | None = None     # training examples of the task (None: all)
 
 
 def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is a preset, not run here."""
     fr = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
     return pick(
-        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5, 0.9), 128),
+        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5, 0.9), 128, 600),
         laptop=Sizes("sst2_glue", 64, 4, 4, 64, 3, 1e-3, 32, 2.0, 0.5, 1000, fr, 512),
         gpu=Sizes("sst2_glue", 256, 8, 8, 128, 5, 3e-4, 32, 2.0, 0.5, 2000, fr, 1024),
         scale=scale)
@@ -121,10 +122,12 @@ class Encoded:
     test_y: np.ndarray
 
 
-def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int) -> Encoded:
+def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int, n_train: int | None = None) -> Encoded:
+    """The task's first ``n_train`` training examples (all if None) and its test set, as ids."""
     if task.regression:
         raise ValueError(f"{task.name} is a regression task; chapter 9 distils classifiers")
-    return Encoded(c7.encode_examples(tok, task.train, max_len), [int(e.label) for e in task.train],
+    train = task.train[:n_train]
+    return Encoded(c7.encode_examples(tok, train, max_len), [int(e.label) for e in train],
                    c7.encode_examples(tok, task.test, max_len), np.array([int(e.label) for e in task.test]))
 
 

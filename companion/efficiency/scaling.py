@@ -612,22 +612,62 @@ def budget_widget(alloc: Allocation, log10_C: float | None = None) -> BudgetWidg
 # ------------------------------------------------------------------------------ figure
 
 
+def d_laws(runs: Sequence[FamilyRun]) -> dict[str, PowerLaw]:
+    """``L(D)`` per model: a power law through its held-out losses at the grid's budgets."""
+    out = {}
+    for r in runs:
+        ds = sorted(r.budget_losses)
+        if len(ds) < 3:
+            raise ValueError("an L(D) fit with a spread needs at least three budgets per model (train_grid)")
+        out[r.spec.name] = fit_power_law(ds, [r.budget_losses[d] for d in ds])
+    return out
+
+
+def alpha_by_budget(runs: Sequence[FamilyRun]) -> pd.DataFrame:
+    """``alpha_N`` (and its standard error) of ``L(N)`` fitted at each token budget of the grid:
+    if the exponent still grows with ``D``, the largest budget has not reached ``L(N)``."""
+    budgets = sorted(runs[0].budget_losses)
+    N = [r.n_params for r in runs]
+    rows = []
+    for d in budgets:
+        f = fit_power_law(N, [r.budget_losses[d] for r in runs])
+        rows.append({"tokens D": d, "alpha_N": round(f.alpha, 4), "SE": round(f.alpha_se, 4)})
+    return pd.DataFrame(rows).set_index("tokens D")
+
+
 def plot_scaling(runs: Sequence[FamilyRun], law: PowerLaw, frontier: pd.DataFrame, alloc: Allocation,
-                 smooth: int = 20):
-    """Two log-log panels: held-out loss against N with the fitted line (Kaplan's slope for
-    comparison), and every learning curve against compute with the frontier and its fit."""
+                 smooth: int = 20, laws_d: dict[str, PowerLaw] | None = None):
+    """Log-log panels: held-out loss against N with the fitted line (Kaplan's slope for
+    comparison); with ``laws_d`` (and a grid of budgets) the loss against tokens D per model
+    with its fit; every learning curve against compute with the frontier and its fit."""
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    n_pan = 3 if laws_d else 2
+    fig, axes = plt.subplots(1, n_pan, figsize=(5.2 * n_pan, 4))
+    a1, a2 = axes[0], axes[-1]
     N = np.array([r.n_params for r in runs], dtype=float)
     L = np.array([r.heldout_loss for r in runs])
-    a1.loglog(N, L, "o", color="C0", label="our models (held-out)")
+    budgets = sorted(runs[0].budget_losses) if laws_d else []
+    for j, d in enumerate(budgets[:-1]):
+        a1.loglog(N, [r.budget_losses[d] for r in runs], "o", mfc="none", color=plt.cm.Greys(0.3 + 0.5 * j / len(budgets)),
+                  ms=4, label=f"D = {d:,}" if j in (0, len(budgets) - 2) else None)
+    a1.loglog(N, L, "o", color="C0", label=f"our models, D = {int(runs[0].tokens[-1]):,}")
     xs = np.geomspace(N.min() / 1.5, N.max() * 1.5, 50)
-    a1.loglog(xs, law(xs), "-", color="C0", label=f"fit: alpha = {law.alpha:.3f}")
+    a1.loglog(xs, law(xs), "-", color="C0", label=f"fit: alpha_N = {law.alpha:.3f}")
     kap = L[-1] * (N[-1] / xs) ** KAPLAN_ALPHA_N
     a1.loglog(xs, kap, "--", color="0.5", label=f"Kaplan's slope {KAPLAN_ALPHA_N} (through our largest)")
-    a1.set(xlabel="non-embedding parameters N", ylabel="loss (nats per token)", title="L(N)")
-    a1.legend(fontsize=8)
+    a1.set(xlabel="non-embedding parameters N", ylabel="held-out loss (nats per token)", title="L(N)")
+    a1.legend(fontsize=7)
+    if laws_d:
+        a3 = axes[1]
+        for i, r in enumerate(runs):
+            c = plt.cm.viridis(i / max(1, len(runs) - 1))
+            ds = np.array(sorted(r.budget_losses), dtype=float)
+            a3.loglog(ds, [r.budget_losses[int(d)] for d in ds], "o", color=c, ms=4)
+            lw = laws_d[r.spec.name]
+            a3.loglog(ds, lw(ds), "-", color=c, lw=1, label=f"{r.spec.name}: alpha_D = {lw.alpha:.3f}")
+        a3.set(xlabel="training tokens D (cooled down at each)", ylabel="held-out loss", title="L(D) per size")
+        a3.legend(fontsize=7)
     for i, r in enumerate(runs):
         a2.loglog(r.compute, smooth_curve(r.step_loss, smooth), color=plt.cm.viridis(i / max(1, len(runs) - 1)),
                   lw=1, label=r.spec.name)
@@ -654,9 +694,11 @@ __all__ = [
     "PowerLaw",
     "allocate",
     "allocation_html",
+    "alpha_by_budget",
     "budget_widget",
     "compute_frontier",
     "converged",
+    "d_laws",
     "family_frame",
     "family_plan",
     "fit_allocation",
