@@ -83,13 +83,14 @@ class Sizes:
     fractions: tuple[float, ...]   # pruned fractions of weights / heads
     latency_d: int                 # width of the Linear-heavy model timed for int8
     n_train: int | None = None     # training examples of the task (None: all)
+    n_test: int | None = None      # test examples (None: all)
 
 
 def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is a preset, not run here."""
     fr = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
     return pick(
-        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5, 0.9), 128, 600),
+        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5), 64, 256, 200),
         laptop=Sizes("sst2_glue", 64, 4, 4, 64, 3, 1e-3, 32, 2.0, 0.5, 1000, fr, 512),
         gpu=Sizes("sst2_glue", 256, 8, 8, 128, 5, 3e-4, 32, 2.0, 0.5, 2000, fr, 1024),
         scale=scale)
@@ -122,13 +123,14 @@ class Encoded:
     test_y: np.ndarray
 
 
-def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int, n_train: int | None = None) -> Encoded:
-    """The task's first ``n_train`` training examples (all if None) and its test set, as ids."""
+def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int, n_train: int | None = None,
+                n_test: int | None = None) -> Encoded:
+    """The task's first ``n_train`` training and ``n_test`` test examples (None: all), as ids."""
     if task.regression:
         raise ValueError(f"{task.name} is a regression task; chapter 9 distils classifiers")
-    train = task.train[:n_train]
+    train, test = task.train[:n_train], task.test[:n_test]
     return Encoded(c7.encode_examples(tok, train, max_len), [int(e.label) for e in train],
-                   c7.encode_examples(tok, task.test, max_len), np.array([int(e.label) for e in task.test]))
+                   c7.encode_examples(tok, test, max_len), np.array([int(e.label) for e in test]))
 
 
 def bert_config(tok: ByteLevelBPE, s: Sizes, n_layer: int | None = None) -> BertConfig:
@@ -226,7 +228,7 @@ class DistilSizes:
 
 
 def distil_sizes(scale: str | None = None) -> DistilSizes:
-    return pick(ci=DistilSizes(6, 16, 5e-4, 60_000, 1, 1e-3, 160, 16),
+    return pick(ci=DistilSizes(4, 16, 5e-4, 20_000, 1, 1e-3, 32, 8),
                 laptop=DistilSizes(150, 32, 5e-4, 600_000, 2, 1e-3, 2000, 128),
                 gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512), scale=scale)
 
