@@ -472,7 +472,9 @@ def fit_power_law(x, y) -> PowerLaw:
     if len(x) > 2:
         resid = ly - A @ np.array([b0, b1])
         se = float(np.sqrt(resid @ resid / (len(x) - 2) / ((lx - lx.mean()) ** 2).sum()))
-    return PowerLaw(float(np.exp(b0 / alpha)) if alpha != 0 else float("inf"), float(alpha), se)
+    with np.errstate(over="ignore"):  # a nearly flat fit puts x_c beyond float range: inf, said quietly
+        x_c = float(np.exp(b0 / alpha)) if alpha != 0 else float("inf")
+    return PowerLaw(x_c, float(alpha), se)
 
 
 def leave_one_out(x, y) -> np.ndarray:
