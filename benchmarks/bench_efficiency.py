@@ -11,14 +11,16 @@ step -- every number a ratio measured in the same run.
 Run alone with ``python -m benchmarks.bench_efficiency`` (or through ``python -m benchmarks``).
 On a shared machine run it twice; the ratios, not the seconds, are what to compare.
 
-Measured while the book was built (2 cores shared by several agents, load average ~10, one
-thread, one run each -- noisy): batch 32, our int8 0.95x and PyTorch's int8 1.77x the speed of
-fp32, bf16 0.62x (this CPU has no fast bf16 matrix units); in the chapter's own run (batch 16)
-1.25x, 2.00x and 0.65x. A soft-target distillation step cost 3.0x a plain fine-tuning step of
-the same half-depth student (the teacher's forward pass is twice the student's), a step with
-TinyBERT's losses 7.4x: :func:`companion.efficiency.distill.tinybert_loss` recomputes both
-models' attention maps with the explicit (unfused) attention and runs the student's encoder a
-second time -- readable, not fast.
+Measured while the book was built (2 cores shared by several agents, load ~16, one thread, one
+run -- noisy; compare ratios only): batch 32, our readable int8 1.24x, our int8 weights in
+PyTorch's fused kernel 2.48x and PyTorch's ``quantize_dynamic`` 2.70x the speed of fp32, bf16
+0.90x (this CPU has no fast bf16 matrix units); batch 1: 1.37x, 2.41x, 2.60x, 0.77x. In the
+chapter's run (batch 16): 1.44x, 1.82x, 2.10x, 0.71x. A soft-target distillation step cost 1.8x
+a plain fine-tuning step of the same half-depth student; a step with TinyBERT's losses 1.9x
+(3.9x before session 5, when :func:`companion.efficiency.distill.tinybert_loss` ran both
+encoders a second time to get the attention maps; now one pass per model gives the logits, the
+hidden states and the maps: :func:`~companion.efficiency.distill.hidden_states` runs each
+post-LN block step by step).
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def _model(d: int = 512, n_layer: int = 4, length: int = 64) -> BertForSequence:
 def inference(d: int = 512, batch: int = 32, length: int = 64, repeats: int = 5) -> dict[str, float]:
     net = _model(d, length=length)
     x = {"ids": torch.randint(5, 1000, (batch, length), generator=torch.Generator().manual_seed(0))}
-    models = {"fp32": net, "int8_ours": quantize_linears(net), "int8_torch": torch_dynamic_int8(net),
+    models = {"fp32": net, "int8_ours": quantize_linears(net),
+              "int8_ours_fused": quantize_linears(net, kernel="fbgemm"), "int8_torch": torch_dynamic_int8(net),
               "bf16": to_bf16(net)}
     t = latency({k: (lambda m=m: m(x)) for k, m in models.items()}, repeats=repeats, inner=1)
     out = {f"b{batch}_{k}_speedup_vs_fp32": t["fp32"] / v for k, v in t.items() if k != "fp32"}

@@ -137,3 +137,38 @@ def test_latency_returns_each_function():
     assert seen == [True, True, False, False]
     with pytest.raises(ValueError, match="nothing to time"):
         latency({})
+
+
+def test_weights_equal_torch_on_ties():
+    # a weight at exactly -127.5 steps: PyTorch multiplies by the float32 reciprocal of the
+    # scale and rounds to -127; dividing would land on the tie and round to -128 (seed 1
+    # has two such weights). Ours must give PyTorch's integers on every seed.
+    for seed in range(6):
+        torch.manual_seed(seed)
+        lin = nn.Linear(64, 32)
+        peer = torch_dynamic_int8(nn.Sequential(lin))[0].weight()
+        assert torch.equal(QuantizedLinear(lin).weight_int8, peer.int_repr()), seed
+
+
+def test_fused_kernel_with_our_weights_equals_quantize_dynamic_within_bound():
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        lin = nn.Linear(64, 32)
+        x = torch.randn(3, 5, 64) * 2 + 0.5
+        with torch.no_grad():
+            ref = lin(x)
+            fused = QuantizedLinear(lin, kernel="fbgemm")
+            ours = fused(x)
+            peer = torch_dynamic_int8(nn.Sequential(lin))(x)
+            bound = error_bound(x, lin, activations="per_tensor_7bit").view(3, 5, 32)
+        assert torch.equal(ours, peer)  # our integers and scales, PyTorch's kernel: the same numbers
+        assert bool(((ours - ref).abs() <= bound * 1.0001 + 1e-6).all())
+        assert float((ours - ref).abs().max()) < 0.5 * float(bound.max())
+        # the per-row bound of the readable kernel is tighter than the per-tensor one
+        assert float(error_bound(x, lin).mean()) < float(bound.mean())
+    q = quantize_linears(nn.Sequential(lin), kernel="fbgemm")
+    assert torch.equal(q(x), QuantizedLinear(lin, "fbgemm")(x)) and "fbgemm" in repr(q)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        QuantizedLinear(lin, kernel="cuda")
+    with pytest.raises(ValueError, match="activations must be"):
+        error_bound(x, lin, activations="per_column")

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..device import get_device
 from ..evaluate.glue import GlueTask
 from ..scale import pick
 from ..train import TrainConfig, fit
@@ -33,13 +35,19 @@ from ..transformer import chapter7b as c7
 from ..transformer.bert import (
     BertConfig,
     BertEncoder,
+    BertForPreTraining,
     BertForSequence,
     pad_batch,
     pair_inputs,
 )
-from ..transformer.pretrain import pack_lm
+from ..transformer.pretrain import mlm_batches, pack_lm, pack_mlm
 from ..transformer.tokenizers import ByteLevelBPE
-from .distill import DistillConfig, distill_classifier, every_other_layer
+from .distill import (
+    DistillConfig,
+    distilbert_loss,
+    distill_classifier,
+    every_other_layer,
+)
 from .prune import (
     apply_masks,
     head_importance,
@@ -74,13 +82,15 @@ class Sizes:
     n_boot: int
     fractions: tuple[float, ...]   # pruned fractions of weights / heads
     latency_d: int                 # width of the Linear-heavy model timed for int8
+    n_train: int | None = None     # training examples of the task (None: all)
+    n_test: int | None = None      # test examples (None: all)
 
 
 def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is a preset, not run here."""
     fr = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
     return pick(
-        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5, 0.9), 128),
+        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5), 64, 128, 150),
         laptop=Sizes("sst2_glue", 64, 4, 4, 64, 3, 1e-3, 32, 2.0, 0.5, 1000, fr, 512),
         gpu=Sizes("sst2_glue", 256, 8, 8, 128, 5, 3e-4, 32, 2.0, 0.5, 2000, fr, 1024),
         scale=scale)
@@ -113,11 +123,14 @@ class Encoded:
     test_y: np.ndarray
 
 
-def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int) -> Encoded:
+def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int, n_train: int | None = None,
+                n_test: int | None = None) -> Encoded:
+    """The task's first ``n_train`` training and ``n_test`` test examples (None: all), as ids."""
     if task.regression:
         raise ValueError(f"{task.name} is a regression task; chapter 9 distils classifiers")
-    return Encoded(c7.encode_examples(tok, task.train, max_len), [int(e.label) for e in task.train],
-                   c7.encode_examples(tok, task.test, max_len), np.array([int(e.label) for e in task.test]))
+    train, test = task.train[:n_train], task.test[:n_test]
+    return Encoded(c7.encode_examples(tok, train, max_len), [int(e.label) for e in train],
+                   c7.encode_examples(tok, test, max_len), np.array([int(e.label) for e in test]))
 
 
 def bert_config(tok: ByteLevelBPE, s: Sizes, n_layer: int | None = None) -> BertConfig:
@@ -197,6 +210,76 @@ def n_params(net: torch.nn.Module) -> int:
     return sum(p.numel() for p in net.parameters())
 
 
+# ------------------------------------------------------------------------------ DistilBERT's recipe
+
+
+@dataclass(frozen=True)
+class DistilSizes:
+    """DistilBERT's pre-training distillation of chapter 7b's stored BERT, per ``BOOK_SCALE``."""
+
+    steps: int          # distillation steps (MLM batches of the Part II corpus)
+    batch_size: int
+    lr: float
+    corpus_chars: int   # characters of the corpus the MLM rows come from
+    ft_epochs: int      # fine-tuning on the GLUE-lite task, teacher and students alike
+    ft_lr: float
+    ft_train: int       # training examples of the task used for fine-tuning
+    heldout_rows: int   # MLM rows of held-out documents scored before and after
+
+
+def distil_sizes(scale: str | None = None) -> DistilSizes:
+    return pick(ci=DistilSizes(3, 16, 5e-4, 20_000, 1, 1e-3, 16, 8),
+                laptop=DistilSizes(150, 32, 5e-4, 600_000, 2, 1e-3, 2000, 128),
+                gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512), scale=scale)
+
+
+def mlm_rows(tok: ByteLevelBPE, docs: list[list[str]], cfg: BertConfig, chars: int) -> torch.Tensor:
+    """``[CLS] ... [SEP]`` rows of ``cfg.max_len`` ids from the first ``chars`` characters."""
+    return pack_mlm([tok.encode_ordinary(t) for t in c7.corpus_slice(docs, chars)], cfg)
+
+
+@torch.no_grad()
+def mlm_loss(model: BertForPreTraining, rows: torch.Tensor, seed: int = 0, batch_size: int = 64) -> float:
+    """Masked-LM loss on ``rows``, masked with a fixed seed (the same positions for every model)."""
+    model.eval()
+    batches = mlm_batches(rows, model.config, batch_size, seed)(0)
+    return float(np.mean([float(model.loss(b)) for b in batches]))
+
+
+def distil_pretrained(teacher: BertForPreTraining, rows: torch.Tensor, ds: DistilSizes, seed: int = 0,
+                      device: str | None = None) -> tuple[BertForPreTraining, pd.DataFrame]:
+    """DistilBERT's recipe: a student of every other layer of ``teacher`` (embeddings and MLM
+    head copied), trained on MLM batches of ``rows`` with the triple loss (soft targets at
+    ``T = 2``, MLM, cosine of the last hidden states; weights 5, 2, 1). Returns the student
+    and the losses of every step."""
+    dev = get_device(device)
+    teacher.to(dev).eval()
+    student = every_other_layer(teacher).to(dev).train()
+    opt = torch.optim.AdamW(student.parameters(), lr=ds.lr, weight_decay=0.01)
+    make, stream, epoch = mlm_batches(rows, teacher.config, ds.batch_size, seed), [], 0
+    while len(stream) < ds.steps:
+        stream += make(epoch)
+        epoch += 1
+    hist = []
+    for b in stream[:ds.steps]:
+        out = distilbert_loss(student, teacher, {k: v.to(dev) for k, v in b.items()})
+        opt.zero_grad(set_to_none=True)
+        out["total"].backward()
+        opt.step()
+        hist.append({k: v.detach().item() for k, v in out.items()})
+    return student.eval(), pd.DataFrame(hist)
+
+
+def finetune_encoders(encoders: dict[str, BertEncoder], data: Encoded, s: Sizes, ds: DistilSizes, seed: int = 0,
+                      device: str | None = None) -> dict[str, BertForSequence]:
+    """Each encoder (a copy) under a new classifier head, fine-tuned on the task with the same
+    recipe (``ds.ft_epochs``, ``ds.ft_lr``, the batches of ``seed``)."""
+    ft = dataclasses.replace(s, epochs=ds.ft_epochs, lr=ds.ft_lr)
+    data = Encoded(data.train[:ds.ft_train], data.train_y[:ds.ft_train], data.test, data.test_y)
+    return {name: train_classifier(BertForSequence(copy.deepcopy(enc), 2, seed=seed), data, ft, seed, device)
+            for name, enc in encoders.items()}
+
+
 # ------------------------------------------------------------------------------ spreads
 
 
@@ -271,14 +354,16 @@ def quantization_rows(net: BertForSequence, data: Encoded) -> pd.DataFrame:
 
 def latency_table(d_model: int, n_layer: int = 4, batch: int = 32, length: int = 64, repeats: int = 3) -> pd.DataFrame:
     """Seconds per forward pass of a Linear-heavy BERT encoder + classifier of width
-    ``d_model`` (random weights: speed does not depend on training) in fp32, our int8,
-    PyTorch's int8 and bf16, timed in alternation; ratios to fp32."""
+    ``d_model`` (random weights: speed does not depend on training) in fp32, our int8 (the
+    readable kernel, and our weights in PyTorch's fused kernel), PyTorch's int8 and bf16,
+    timed in alternation; ratios to fp32."""
     cfg = BertConfig(vocab_size=1000, max_len=length, n_layer=n_layer, n_head=max(1, d_model // 64),
                      d_model=d_model)
     net = BertForSequence(BertEncoder(cfg, seed=0), 2, seed=0).eval()
     x = {"ids": torch.randint(5, 1000, (batch, length), generator=torch.Generator().manual_seed(0))}
-    models = {"fp32": net, "int8 (ours)": quantize_linears(net), "int8 (torch)": torch_dynamic_int8(net),
-              "bf16": to_bf16(net)}
+    models = {"fp32": net, "int8 (ours)": quantize_linears(net),
+              "int8 (ours, fused kernel)": quantize_linears(net, kernel="fbgemm"),
+              "int8 (torch)": torch_dynamic_int8(net), "bf16": to_bf16(net)}
     t = latency({k: (lambda m=m: m(x)) for k, m in models.items()}, repeats=repeats, inner=1)
     frame = pd.DataFrame({"seconds": t})
     frame["speed-up vs fp32"] = frame["seconds"]["fp32"] / frame["seconds"]
@@ -340,17 +425,23 @@ def draw_distillation(ax=None):
 
 
 __all__ = [
+    "DistilSizes",
     "Encoded",
     "Sizes",
     "accuracy",
     "batches",
     "bert_config",
+    "distil_pretrained",
+    "distil_sizes",
     "distil_students",
     "draw_distillation",
     "encode_task",
+    "finetune_encoders",
     "head_curve",
     "latency_table",
     "magnitude_curve",
+    "mlm_loss",
+    "mlm_rows",
     "n_params",
     "paired_diff",
     "paired_ratio",

@@ -33,7 +33,12 @@ from torch import nn
 from ..device import get_device
 from ..train import History, TrainConfig, fit
 from ..transformer.attention import padding_mask, scaled_dot_product_attention
-from ..transformer.bert import BertEncoder, BertForPreTraining, BertForSequence
+from ..transformer.bert import (
+    BertEncoder,
+    BertForPreTraining,
+    BertForSequence,
+    mean_pool,
+)
 
 # DistilBERT's published weights of its three losses (soft CE, MLM, cosine)
 DISTILBERT_WEIGHTS = (5.0, 2.0, 1.0)
@@ -149,9 +154,10 @@ def hidden_states(encoder: BertEncoder, ids: torch.Tensor, segments: torch.Tenso
                   attentions: bool = False) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """Every layer's output of a BERT encoder, with gradients: ``([embeddings, layer 1, ...,
     layer N], [attention probabilities of layer 1..N, each [B, H, T, T]])`` (the second list is
-    empty unless ``attentions``). The attention maps are recomputed by our explicit
-    :func:`~companion.transformer.attention.scaled_dot_product_attention` from each block's
-    input (BERT's blocks are post-LN, so that input is the previous layer's output)."""
+    empty unless ``attentions``). With ``attentions`` each post-LN block is run step by step
+    through our explicit :func:`~companion.transformer.attention.scaled_dot_product_attention`,
+    so the maps come from the same pass as the hidden states (one forward pass, not two;
+    tested equal to the encoder's own output)."""
     if ids.shape[1] > encoder.config.max_len:
         raise ValueError(f"sequence of {ids.shape[1]} tokens exceeds max_len={encoder.config.max_len}; truncate it")
     mask = None if attention_mask is None or bool(attention_mask.all()) else padding_mask(attention_mask)
@@ -159,11 +165,18 @@ def hidden_states(encoder: BertEncoder, ids: torch.Tensor, segments: torch.Tenso
     hs, maps = [x], []
     for block in encoder.blocks:
         if attentions:
+            if block.pre_ln:
+                raise ValueError("hidden_states(attentions=True) follows BERT's post-LN blocks")
             a = block.attn
-            B, T, _ = x.shape
+            B, T, C = x.shape
             q, k, v = a.qkv(x).view(B, T, 3, a.n_head, a.head_dim).permute(2, 0, 3, 1, 4)
-            maps.append(scaled_dot_product_attention(q, k, v, None if mask is None else mask[:, None])[1])
-        x = block(x, mask)
+            y, w = scaled_dot_product_attention(q, k, v, None if mask is None else mask[:, None],
+                                                a.dropout if block.training else 0.0, block.training)
+            maps.append(w)
+            x = block.ln_1(x + block.drop(a.proj(y.transpose(1, 2).reshape(B, T, C))))
+            x = block.ln_2(x + block.mlp(x))  # Block.forward's post-LN path, as written there
+        else:
+            x = block(x, mask)
         hs.append(x)
     return hs, maps
 
@@ -193,11 +206,25 @@ def tinybert_loss(student: BertEncoder, teacher: BertEncoder, batch: dict[str, t
     with torch.no_grad():
         teacher.eval()
         hs_t, at_t = hidden_states(teacher, batch["ids"], batch.get("segments"), am, attentions=True)
+    return tinybert_terms(hs_s, at_s, hs_t, at_t, proj)
+
+
+def tinybert_terms(hs_s: list[torch.Tensor], at_s: list[torch.Tensor], hs_t: list[torch.Tensor],
+                   at_t: list[torch.Tensor], proj: nn.Module | None = None) -> dict[str, torch.Tensor]:
+    """:func:`tinybert_loss` from hidden states and maps already computed (by
+    :func:`hidden_states`), so that a caller that also needs the logits runs each model once."""
     g = layer_map(len(at_s), len(at_t))
     p = proj if proj is not None else nn.Identity()
     hidden = sum(F.mse_loss(p(hs_s[m]), hs_t[g[m]]) for m in range(len(hs_s)))
     attention = sum(F.mse_loss(at_s[m - 1], at_t[g[m] - 1]) for m in range(1, len(hs_s)))
     return {"hidden": hidden, "attention": attention, "total": hidden + attention}
+
+
+def head_logits(model: BertForSequence, hidden: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """A classifier's logits from its encoder's last hidden states (``BertForSequence.forward``
+    after the encoder), so that the encoder need not run again."""
+    v = model.pooler(hidden) if model.pooling == "cls" else mean_pool(hidden, batch.get("attention_mask"))
+    return model.head(model.drop(v))
 
 
 # ------------------------------------------------------------------------------ task distillation
@@ -223,13 +250,21 @@ def classifier_loss(student: BertForSequence, teacher: BertForSequence, batch: d
     """One batch's distillation loss for a sentence classifier (labels are class indices)."""
     if batch["labels"].is_floating_point():
         raise ValueError("distill_classifier distils classifiers; this batch has real-valued labels (regression)")
+    if not cfg.tinybert:
+        with torch.no_grad():
+            teacher.eval()
+            t_logits = teacher(batch)
+        return hard_soft_loss(student(batch), t_logits, batch["labels"], cfg.temperature, cfg.alpha)
+    # one pass per model gives the logits, the hidden states and the attention maps
+    ids, seg, am = batch["ids"], batch.get("segments"), batch.get("attention_mask")
+    hs_s, at_s = hidden_states(student.encoder, ids, seg, am, attentions=True)
     with torch.no_grad():
         teacher.eval()
-        t_logits = teacher(batch)
-    loss = hard_soft_loss(student(batch), t_logits, batch["labels"], cfg.temperature, cfg.alpha)
-    if cfg.tinybert:
-        loss = loss + tinybert_loss(student.encoder, teacher.encoder, batch, proj)["total"]
-    return loss
+        hs_t, at_t = hidden_states(teacher.encoder, ids, seg, am, attentions=True)
+        t_logits = head_logits(teacher, hs_t[-1], batch)
+    loss = hard_soft_loss(head_logits(student, hs_s[-1], batch), t_logits, batch["labels"], cfg.temperature,
+                          cfg.alpha)
+    return loss + tinybert_terms(hs_s, at_s, hs_t, at_t, proj)["total"]
 
 
 def distill_classifier(student: BertForSequence, teacher: BertForSequence,
@@ -249,6 +284,20 @@ def distill_classifier(student: BertForSequence, teacher: BertForSequence,
             p.requires_grad_(True)
 
 
-__all__ = ["DISTILBERT_WEIGHTS", "DistillConfig", "classifier_loss", "cosine_hidden_loss", "distilbert_loss",
-           "distill_classifier", "every_other_layer", "hard_soft_loss", "hidden_states", "kd_loss", "layer_map",
-           "soft_targets", "tinybert_loss"]
+__all__ = [
+    "DISTILBERT_WEIGHTS",
+    "DistillConfig",
+    "classifier_loss",
+    "cosine_hidden_loss",
+    "distilbert_loss",
+    "distill_classifier",
+    "every_other_layer",
+    "hard_soft_loss",
+    "head_logits",
+    "hidden_states",
+    "kd_loss",
+    "layer_map",
+    "soft_targets",
+    "tinybert_loss",
+    "tinybert_terms",
+]

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import copy
 import html
 import math
 import time
@@ -35,6 +36,7 @@ from ..transformer.pretrain import lm_batches
 
 KAPLAN_ALPHA_N = 0.076   # Kaplan et al. (2020), L(N) = (N_c / N)^alpha_N
 KAPLAN_N_C = 8.8e13      # their N_c (non-embedding parameters)
+KAPLAN_ALPHA_D = 0.095   # Kaplan et al. (2020), L(D) = (D_c / D)^alpha_D
 CHINCHILLA_TOKENS_PER_PARAM = 20.0  # Hoffmann et al. (2022): D_opt ~ 20 N_opt
 
 
@@ -108,27 +110,34 @@ class FamilyPlan:
     """Everything the scaling study changes with ``BOOK_SCALE``."""
 
     specs: tuple[ModelSpec, ...]
-    tokens: int          # training tokens per model (the same for every size)
+    budgets: tuple[int, ...]  # token budgets of the grid (the largest: every model's main run)
     batch_size: int
     block_size: int
-    lr: float
     vocab_size: int      # byte-level BPE tokens
     corpus_chars: int    # characters of the Part II corpus tokenised
     tokenizer_chars: int  # characters the byte-level BPE is trained on
 
+    @property
+    def tokens(self) -> int:
+        return max(self.budgets)
+
 
 def family_plan(scale: str | None = None) -> FamilyPlan:
-    """The family per scale. ``laptop``: six sizes of 2-layer models (non-embedding parameters
-    from ~6 thousand to ~0.2 million); ``gpu``: eight sizes up to ~25 million, 50x the tokens
-    (a preset, not run in this book's stored outputs)."""
+    """The family per scale. ``laptop``: five sizes of 2-layer models (non-embedding parameters
+    from ~6.6 thousand to ~0.1 million), each trained once to 400 thousand tokens with
+    cooled-down branches at 50, 100 and 200 thousand, in batches of 8 x 64 tokens (twice the
+    steps of batches of 16 cost 20 % more CPU and took every size further: 4.86 against 5.04
+    nats for the largest, measured); ``gpu``: eight sizes up to ~25 million
+    and up to 10 million tokens (a preset, not run in this book's stored outputs)."""
     m = ModelSpec
     return pick(
-        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2), m(32, 1, 2)), 12_000, 16, 32, 3e-3, 512, 200_000,
+        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2)), (1_536, 3_072, 6_144), 16, 32, 512, 200_000,
                       66_666),
-        laptop=FamilyPlan((m(16, 2, 2), m(24, 2, 2), m(32, 2, 4), m(48, 2, 4), m(64, 2, 4), m(96, 2, 4)),
-                          200_000, 16, 64, 2e-3, 1024, 1_000_000, 333_333),
+        laptop=FamilyPlan((m(16, 2, 2), m(24, 2, 2), m(32, 2, 4), m(48, 2, 4), m(64, 2, 4)),
+                          (51_200, 102_400, 204_800, 409_600), 8, 64, 1024, 2_000_000, 333_333),
         gpu=FamilyPlan((m(32, 2, 4), m(64, 2, 4), m(96, 3, 4), m(128, 4, 4), m(192, 4, 6), m(256, 6, 8),
-                        m(384, 6, 8), m(512, 8, 8)), 10_000_000, 64, 128, 1e-3, 8192, 100_000_000, 5_000_000),
+                        m(384, 6, 8), m(512, 8, 8)), (1_250_000, 2_500_000, 5_000_000, 10_000_000), 64, 128,
+                       8192, 100_000_000, 5_000_000),
         scale=scale)
 
 
@@ -144,6 +153,8 @@ class FamilyRun:
     wall_s: float
     flops_per_token: float           # 6 N (matmul parameters)
     model: GPT | None = field(default=None, repr=False)
+    budget_losses: dict[int, float] = field(default_factory=dict)  # tokens -> held-out loss after a cool-down
+    lr: float = float("nan")
 
     @property
     def tokens(self) -> np.ndarray:
@@ -233,6 +244,185 @@ def train_family(specs: Sequence[ModelSpec], train_rows: torch.Tensor, heldout_r
     return runs
 
 
+def kaplan_lr(n_params: int) -> float:
+    """Kaplan et al.'s learning rate for a model of ``N`` non-embedding parameters (their
+    appendix D.6): ``0.003239 - 0.0001395 log N`` -- larger models take smaller steps."""
+    if n_params < 1:
+        raise ValueError(f"n_params must be positive, got {n_params}")
+    return 0.003239 - 0.0001395 * math.log(n_params)
+
+
+def wsd_factor(t: int, n_warm: int, decay_start: int, end: int) -> float:
+    """The learning-rate factor of step ``t`` (0-based) of a warm-up/stable/decay schedule:
+    linear warm-up over ``n_warm`` steps, constant, then linear decay from ``decay_start`` to
+    (almost) 0 at step ``end``."""
+    f = min(1.0, (t + 1) / max(1, n_warm))
+    if t >= decay_start:
+        f *= (end - t) / max(1, end - decay_start)
+    return f
+
+
+@dataclass
+class _WSD:
+    """One model's steps under :func:`wsd_factor` (``train_grid``'s inner loop)."""
+
+    model: GPT
+    opt: torch.optim.Optimizer
+    stream: list[torch.Tensor]
+    lr: float
+    n_warm: int
+    dev: torch.device
+
+    def run(self, t0: int, t1: int, decay_start: int, end: int, losses: list[float] | None) -> None:
+        self.model.train()
+        for t in range(t0, t1):
+            for g in self.opt.param_groups:
+                g["lr"] = self.lr * wsd_factor(t, self.n_warm, decay_start, end)
+            loss = self.model.loss(self.stream[t].to(self.dev))
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            if losses is not None:
+                losses.append(loss.detach().item())
+
+
+def train_grid(specs: Sequence[ModelSpec], train_rows: torch.Tensor, heldout_rows: torch.Tensor, vocab_size: int,
+               *, budgets: Sequence[int], batch_size: int, lr: float | None = None, lr_scale: float = 1.0,
+               cooldown: float = 0.2,
+               warmup: float = 0.05, seed: int = 0, device: str | None = None) -> list[FamilyRun]:
+    """A grid of sizes x token budgets for the price of one run per size.
+
+    Each model trains once for the largest budget at a constant learning rate (after a
+    warm-up; ``lr=None``: :func:`kaplan_lr` per size, times ``lr_scale``). At each smaller budget ``D`` a *branch*
+    copies the model and its optimizer ``cooldown * D`` tokens before ``D``, decays the learning
+    rate linearly to zero by ``D``, scores the held-out rows and is thrown away; the main run
+    ends with the same cool-down (the warm-up/stable/decay schedule of Hägele et al. 2024: a
+    decayed model at every budget, nearly as good as a cosine schedule fitted to that budget,
+    without training from scratch for each). ``budget_losses`` maps tokens to held-out loss;
+    ``step_loss`` is the main run's training loss (constant rate until its own cool-down)."""
+    if train_rows.dim() != 2 or heldout_rows.dim() != 2:
+        raise ValueError("train_rows and heldout_rows must be [n, block + 1] token-id tensors (use pack_lm)")
+    if int(train_rows.max()) >= vocab_size:
+        raise ValueError(f"token id {int(train_rows.max())} is outside the vocabulary of {vocab_size}")
+    if not 0 < cooldown < 1:
+        raise ValueError(f"cooldown is a fraction of each budget in (0, 1), got {cooldown}")
+    block = train_rows.shape[1] - 1
+    per_step = batch_size * block
+    steps = sorted({int(D) // per_step for D in budgets})
+    if not steps or steps[0] < 2:
+        raise ValueError(f"every budget must fill at least 2 batches of {batch_size} x {block} tokens, got {budgets}")
+    s_max, dev = steps[-1], get_device(device)
+    make = lm_batches(train_rows, batch_size, seed)
+    stream: list[torch.Tensor] = []
+    epoch = 0
+    while len(stream) < s_max:  # a second epoch only if the budget exceeds the rows
+        stream += make(epoch)
+        epoch += 1
+    n_warm = max(1, int(warmup * s_max))
+    runs = []
+    for spec in specs:
+        model = GPT(spec.config(vocab_size, block), seed=seed).to(dev)
+        n = non_embedding_params(model)
+        lr_s = lr_scale * kaplan_lr(n) if lr is None else lr
+        opt = torch.optim.AdamW(model.parameters(), lr=lr_s, weight_decay=0.0)
+        losses: list[float] = []
+        budget_losses: dict[int, float] = {}
+
+        t_start, t = time.perf_counter(), 0
+        sched = _WSD(model, opt, stream, lr_s, n_warm, dev)
+        for s in steps:
+            start = s - max(1, round(cooldown * s))
+            sched.run(t, start, s_max + 1, s_max + 1, losses)  # stable phase of the main run
+            t = start
+            if s == s_max:
+                sched.run(start, s, start, s, losses)
+            else:
+                snap = copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+                sched.run(start, s, start, s, None)
+                budget_losses[s * per_step] = heldout_loss(model, heldout_rows)
+                model.load_state_dict(snap[0])
+                opt.load_state_dict(snap[1])
+        budget_losses[s_max * per_step] = heldout_loss(model, heldout_rows)
+        runs.append(FamilyRun(spec, n, per_step, losses, budget_losses[s_max * per_step],
+                              time.perf_counter() - t_start, 6.0 * matmul_params(model.config), None,
+                              budget_losses, lr_s))
+    return runs
+
+
+def grid_frame(runs: Sequence[FamilyRun]) -> pd.DataFrame:
+    """Held-out loss per model (rows, with ``N``) and token budget (columns)."""
+    frame = pd.DataFrame({r.spec.name: r.budget_losses for r in runs}).T
+    frame.columns = [f"D={c:,}" for c in frame.columns]
+    frame.insert(0, "N (non-emb.)", [r.n_params for r in runs])
+    frame.insert(1, "lr", [round(r.lr, 5) for r in runs])
+    return frame
+
+
+def converged(runs: Sequence[FamilyRun], tol: float = 0.02) -> np.ndarray:
+    """Per model: did the last doubling (or whatever the last step of the budgets is) of the
+    tokens lower the held-out loss by less than ``tol`` (relative)? A model that still gains
+    has not reached its ``L(N)``."""
+    out = []
+    for r in runs:
+        ds = sorted(r.budget_losses)
+        if len(ds) < 2:
+            raise ValueError("converged() needs at least two budgets per model (train_grid)")
+        a, b = r.budget_losses[ds[-2]], r.budget_losses[ds[-1]]
+        out.append((a - b) / a < tol)
+    return np.array(out)
+
+
+@dataclass(frozen=True)
+class JointLaw:
+    """Kaplan et al.'s eq. 1.5, ``L(N, D) = ((N_c / N)^(alpha_N / alpha_D) + D_c / D)^alpha_D``:
+    ``L(N)`` is its limit of unlimited data, ``L(D)`` of an unlimited model."""
+
+    n_c: float
+    d_c: float
+    alpha_n: float
+    alpha_d: float
+    alpha_n_se: float
+    alpha_d_se: float
+
+    def __call__(self, N, D) -> np.ndarray:
+        N, D = np.asarray(N, dtype=float), np.asarray(D, dtype=float)
+        return ((self.n_c / N) ** (self.alpha_n / self.alpha_d) + self.d_c / D) ** self.alpha_d
+
+
+def fit_joint(N, D, L) -> JointLaw:
+    """Least squares of ``log L`` under :class:`JointLaw` (parameters ``log N_c``, ``log D_c``,
+    ``alpha_N``, ``alpha_D``); standard errors from the Jacobian at the optimum."""
+    from scipy.optimize import least_squares
+
+    N, D, L = (np.asarray(v, dtype=float) for v in (N, D, L))
+    if not (N.shape == D.shape == L.shape) or N.ndim != 1 or len(N) < 5:
+        raise ValueError(f"N, D and L must be 1-D of the same length >= 5, got {N.shape}, {D.shape}, {L.shape}")
+    if np.unique(N).size < 2 or np.unique(D).size < 2:
+        raise ValueError("the joint law needs at least two sizes and two token budgets")
+    lN, lD, lL = np.log(N), np.log(D), np.log(L)
+
+    def resid(p):
+        lnc, ldc, an, ad = p
+        return ad * np.logaddexp((an / ad) * (lnc - lN), ldc - lD) - lL
+
+    guess = fit_power_law(N, L).alpha or 0.05
+    best = None
+    for ad0 in (0.05, 0.1, 0.3):
+        p0 = [np.log(N.max()) + 5.0, np.log(D.max()) + 2.0, max(guess, 0.01), ad0]
+        r = least_squares(resid, p0, bounds=([-50, -50, 1e-4, 1e-4], [200, 200, 5, 5]))
+        if best is None or r.cost < best.cost:
+            best = r
+    J, dof = best.jac, max(1, len(L) - 4)
+    sigma2 = 2 * best.cost / dof
+    try:
+        cov = np.linalg.inv(J.T @ J) * sigma2
+        se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    except np.linalg.LinAlgError:
+        se = np.full(4, np.nan)
+    lnc, ldc, an, ad = best.x
+    return JointLaw(float(np.exp(lnc)), float(np.exp(ldc)), float(an), float(ad), float(se[2]), float(se[3]))
+
+
 def family_frame(runs: Sequence[FamilyRun]) -> pd.DataFrame:
     """One row per model: sizes, N, tokens, compute, held-out loss, wall seconds."""
     return pd.DataFrame([{"model": r.spec.name, "d_model": r.spec.d_model, "n_layer": r.spec.n_layer,
@@ -282,7 +472,9 @@ def fit_power_law(x, y) -> PowerLaw:
     if len(x) > 2:
         resid = ly - A @ np.array([b0, b1])
         se = float(np.sqrt(resid @ resid / (len(x) - 2) / ((lx - lx.mean()) ** 2).sum()))
-    return PowerLaw(float(np.exp(b0 / alpha)) if alpha != 0 else float("inf"), float(alpha), se)
+    with np.errstate(over="ignore"):  # a nearly flat fit puts x_c beyond float range: inf, said quietly
+        x_c = float(np.exp(b0 / alpha)) if alpha != 0 else float("inf")
+    return PowerLaw(x_c, float(alpha), se)
 
 
 def leave_one_out(x, y) -> np.ndarray:
@@ -424,22 +616,62 @@ def budget_widget(alloc: Allocation, log10_C: float | None = None) -> BudgetWidg
 # ------------------------------------------------------------------------------ figure
 
 
+def d_laws(runs: Sequence[FamilyRun]) -> dict[str, PowerLaw]:
+    """``L(D)`` per model: a power law through its held-out losses at the grid's budgets."""
+    out = {}
+    for r in runs:
+        ds = sorted(r.budget_losses)
+        if len(ds) < 3:
+            raise ValueError("an L(D) fit with a spread needs at least three budgets per model (train_grid)")
+        out[r.spec.name] = fit_power_law(ds, [r.budget_losses[d] for d in ds])
+    return out
+
+
+def alpha_by_budget(runs: Sequence[FamilyRun]) -> pd.DataFrame:
+    """``alpha_N`` (and its standard error) of ``L(N)`` fitted at each token budget of the grid:
+    if the exponent still grows with ``D``, the largest budget has not reached ``L(N)``."""
+    budgets = sorted(runs[0].budget_losses)
+    N = [r.n_params for r in runs]
+    rows = []
+    for d in budgets:
+        f = fit_power_law(N, [r.budget_losses[d] for r in runs])
+        rows.append({"tokens D": d, "alpha_N": round(f.alpha, 4), "SE": round(f.alpha_se, 4)})
+    return pd.DataFrame(rows).set_index("tokens D")
+
+
 def plot_scaling(runs: Sequence[FamilyRun], law: PowerLaw, frontier: pd.DataFrame, alloc: Allocation,
-                 smooth: int = 20):
-    """Two log-log panels: held-out loss against N with the fitted line (Kaplan's slope for
-    comparison), and every learning curve against compute with the frontier and its fit."""
+                 smooth: int = 20, laws_d: dict[str, PowerLaw] | None = None):
+    """Log-log panels: held-out loss against N with the fitted line (Kaplan's slope for
+    comparison); with ``laws_d`` (and a grid of budgets) the loss against tokens D per model
+    with its fit; every learning curve against compute with the frontier and its fit."""
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+    n_pan = 3 if laws_d else 2
+    fig, axes = plt.subplots(1, n_pan, figsize=(5.2 * n_pan, 4))
+    a1, a2 = axes[0], axes[-1]
     N = np.array([r.n_params for r in runs], dtype=float)
     L = np.array([r.heldout_loss for r in runs])
-    a1.loglog(N, L, "o", color="C0", label="our models (held-out)")
+    budgets = sorted(runs[0].budget_losses) if laws_d else []
+    for j, d in enumerate(budgets[:-1]):
+        a1.loglog(N, [r.budget_losses[d] for r in runs], "o", mfc="none", color=plt.cm.Greys(0.3 + 0.5 * j / len(budgets)),
+                  ms=4, label=f"D = {d:,}" if j in (0, len(budgets) - 2) else None)
+    a1.loglog(N, L, "o", color="C0", label=f"our models, D = {int(runs[0].tokens[-1]):,}")
     xs = np.geomspace(N.min() / 1.5, N.max() * 1.5, 50)
-    a1.loglog(xs, law(xs), "-", color="C0", label=f"fit: alpha = {law.alpha:.3f}")
+    a1.loglog(xs, law(xs), "-", color="C0", label=f"fit: alpha_N = {law.alpha:.3f}")
     kap = L[-1] * (N[-1] / xs) ** KAPLAN_ALPHA_N
     a1.loglog(xs, kap, "--", color="0.5", label=f"Kaplan's slope {KAPLAN_ALPHA_N} (through our largest)")
-    a1.set(xlabel="non-embedding parameters N", ylabel="loss (nats per token)", title="L(N)")
-    a1.legend(fontsize=8)
+    a1.set(xlabel="non-embedding parameters N", ylabel="held-out loss (nats per token)", title="L(N)")
+    a1.legend(fontsize=7)
+    if laws_d:
+        a3 = axes[1]
+        for i, r in enumerate(runs):
+            c = plt.cm.viridis(i / max(1, len(runs) - 1))
+            ds = np.array(sorted(r.budget_losses), dtype=float)
+            a3.loglog(ds, [r.budget_losses[int(d)] for d in ds], "o", color=c, ms=4)
+            lw = laws_d[r.spec.name]
+            a3.loglog(ds, lw(ds), "-", color=c, lw=1, label=f"{r.spec.name}: alpha_D = {lw.alpha:.3f}")
+        a3.set(xlabel="training tokens D (cooled down at each)", ylabel="held-out loss", title="L(D) per size")
+        a3.legend(fontsize=7)
     for i, r in enumerate(runs):
         a2.loglog(r.compute, smooth_curve(r.step_loss, smooth), color=plt.cm.viridis(i / max(1, len(runs) - 1)),
                   lw=1, label=r.spec.name)
@@ -453,8 +685,40 @@ def plot_scaling(runs: Sequence[FamilyRun], law: PowerLaw, frontier: pd.DataFram
     return fig
 
 
-__all__ = ["CHINCHILLA_TOKENS_PER_PARAM", "KAPLAN_ALPHA_N", "Allocation", "BudgetWidget", "FamilyPlan", "FamilyRun",
-           "ModelSpec", "PowerLaw", "allocate", "allocation_html", "budget_widget", "compute_frontier",
-           "family_frame", "family_plan", "fit_allocation", "fit_power_law", "flops_per_token", "heldout_loss",
-           "leave_one_out", "matmul_params", "non_embedding_params", "plot_scaling", "smooth_curve", "step_flops",
-           "train_family"]
+__all__ = [
+    "CHINCHILLA_TOKENS_PER_PARAM",
+    "KAPLAN_ALPHA_D",
+    "KAPLAN_ALPHA_N",
+    "Allocation",
+    "BudgetWidget",
+    "FamilyPlan",
+    "FamilyRun",
+    "JointLaw",
+    "ModelSpec",
+    "PowerLaw",
+    "allocate",
+    "allocation_html",
+    "alpha_by_budget",
+    "budget_widget",
+    "compute_frontier",
+    "converged",
+    "d_laws",
+    "family_frame",
+    "family_plan",
+    "fit_allocation",
+    "fit_joint",
+    "fit_power_law",
+    "flops_per_token",
+    "grid_frame",
+    "heldout_loss",
+    "kaplan_lr",
+    "leave_one_out",
+    "matmul_params",
+    "non_embedding_params",
+    "plot_scaling",
+    "smooth_curve",
+    "step_flops",
+    "train_family",
+    "train_grid",
+    "wsd_factor",
+]
