@@ -73,3 +73,17 @@ def test_gpt_loss_uses_it_and_equals_forward_with_tied_gradients():
     torch.testing.assert_close(la, lb)
     for (name, pa), pb in zip(a.named_parameters(), b.parameters()):
         torch.testing.assert_close(pa.grad, pb.grad, atol=1e-6, rtol=1e-5, msg=name)
+
+
+def test_flop_counter_counts_the_same_products():
+    """Chapter 9 counts a step's FLOPs with FlopCounterMode: the fused loss must show all three
+    products of the output layer, as the plain path does."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    batch = torch.randint(0, 97, (2, 12), generator=torch.Generator().manual_seed(0))
+    counts = []
+    for loss_of in (lambda m: m.loss(batch), lambda m: m(batch[:, :-1], batch[:, 1:])[1]):
+        with FlopCounterMode(display=False) as counter:
+            loss_of(GPT(GPTConfig(), seed=0)).backward()
+        counts.append(counter.get_total_flops())
+    assert counts[0] == counts[1] > 0
