@@ -20,6 +20,7 @@ this key" -- the convention of :func:`torch.nn.functional.scaled_dot_product_att
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -231,7 +232,14 @@ class MultiHeadAttention(nn.Module):
             mask = mask[:, None]  # one mask for all heads
         p = self.dropout if self.training else 0.0
         if self.use_sdpa:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
+            # torch's CPU flash attention is ~3x slower in bf16 than in fp32 (measured in
+            # benchmarks/bench_transformer.py's step): under CPU autocast attend in fp32
+            low = q.device.type == "cpu" and q.dtype == torch.bfloat16
+            with torch.autocast("cpu", enabled=False) if low else contextlib.nullcontext():
+                if low:
+                    q, k, v = q.float(), k.float(), v.float()
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
+            y = y.to(torch.bfloat16) if low else y
         else:
             if causal:
                 mask = causal_mask(T, x.device)
