@@ -11,17 +11,29 @@ Run alone with ``python -m benchmarks.bench_transformer`` (or through ``python -
 Each timing is the median of several steps after warm-up, the compared steps taking turns; the
 ratios are medians of paired steps. On a shared machine run it twice.
 
-Measured while the book was built (2 cores shared by several agents, load average 7-14, so the
-absolute numbers are far below the machine's quiet speed; two runs, 2 threads / 1 thread):
-train step vs HF GPT2LMHeadModel 1.06x / 1.10x and 1.31x / 1.03x (a third run: 1.31x at 2
-threads); MFU of ours 13-18% (2 threads) and 42-54% (1 thread) of the matmul peak measured in
-the same run (17-23 GFLOP/s fp32 at 2 threads, 30-69 at 1 thread: the load shows); bf16
-autocast 0.98x / 0.65x and 0.69x / 0.68x of the fp32 step -- slower, because on this CPU a bf16
-matmul is slower than an fp32 one (peak 15-42 vs 17-69 GFLOP/s measured side by side), while
-the loss curves agree (9.0634 -> 6.2356 fp32, 9.0633 -> 6.2369 bf16, max difference 0.0017 over
-10 steps); generation of 256 tokens with the KV cache 1.7x / 6.3x and 1.2x / 7.6x faster than
-without (the same greedy tokens) -- on 2 threads under this load each tiny cached step waits
-on OpenMP, so only the 1-thread figure reflects the code.
+Measured in session 5 (``python -m benchmarks transformer``, 2 cores shared by several agents,
+load average 9.4 at the start and 5.3 at the end; ``_1thread`` = the one-thread section):
+
+* train step vs HF ``GPT2LMHeadModel`` at 8 x 128, fp32: one thread 1.26x by wall time (paired
+  steps 1.00-1.65) and 1.30x by process CPU time (1.19-1.50); MFU per CPU second 54 % ours vs
+  39 % HF against the 1024^3 matmul's 158 GFLOP/CPU-s. On 2 threads 1.10x wall (0.77-1.30),
+  1.12x CPU (0.84-1.30): under this load each OpenMP barrier waits for a descheduled sibling, and
+  both models' steps are mostly that wait. Before this session's fused loss (``GPT.loss`` now
+  never builds the ``[B, T, V]`` logits; see :mod:`companion.transformer.loss`) the same one-thread
+  CPU-time ratio was 1.12x.
+* bf16 autocast vs fp32: 0.64x by CPU time (0.54-0.70), the loss curves equal to 0.002 over 8
+  steps. Not fixable here: a bf16 matmul runs at 0.52-0.55x the fp32 speed on this CPU (72-81 vs
+  131-158 GFLOP per CPU-second at n = 256, 1024, 2048; oneDNN's avx512_core_bf16 kernel, no AMX),
+  so no bf16 step can be faster, at any d_model tried. The profile shows it: the matrix products
+  take 721 ms of a bf16 step vs 413 ms of an fp32 one (profiler wall time), copies and casts
+  60 vs 15 ms; attention, which torch's
+  CPU kernel ran ~3x slower in bf16, now runs in fp32 inside autocast (bf16 step 0.61x -> 0.66x).
+* KV cache at 256 new tokens (prompt 16), the same greedy tokens: one thread 6.0x by wall time
+  (5.7-6.2 over 3 repeats), 6.2x by CPU time. On 2 threads 24x -- not a number to quote: a small
+  cached step now runs on one thread (``GPT.generate``) while the uncached baseline kept its two,
+  whose barriers stalled under the load (1.2 tokens/s). With both on 2 threads the previous
+  session measured 1.2-1.7x, and this one 4.5x (load 17: 62 s cached, 280 s uncached); the
+  one-thread decode ran the same 256 tokens in 4 s then.
 """
 
 from __future__ import annotations
