@@ -143,7 +143,7 @@ class GPT(nn.Module):
         if type(self.lm_head) is not nn.Linear:  # a wrapped head (LoRA, quantised): the plain path
             return self(x, y)[1]
         # equals forward's loss (tested) but never builds the [B, T, V] logits: the output layer
-        # and the softmax run in cache-sized chunks (loss.py); a third of the train step saved
+        # and the softmax run in cache-sized chunks (loss.py); ~13% of the benchmark's step saved
         return linear_cross_entropy(self.hidden(x), self.lm_head.weight, y)
 
     def new_cache(self, batch: int, max_len: int | None = None) -> KVCache:
