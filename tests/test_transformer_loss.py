@@ -87,3 +87,17 @@ def test_flop_counter_counts_the_same_products():
             loss_of(GPT(GPTConfig(), seed=0)).backward()
         counts.append(counter.get_total_flops())
     assert counts[0] == counts[1] > 0
+
+
+def test_float64_stays_float64():
+    """Finite-difference checks (chapter 9's head importance) run the model in float64."""
+    h, w, t = (x.detach().double() if x.is_floating_point() else x for x in _inputs())
+    h.requires_grad_()
+    w.requires_grad_()
+    loss = linear_cross_entropy(h, w, t, chunk=8)
+    assert loss.dtype == torch.float64
+    ref = _value_and_grads(reference_cross_entropy, h, w, t)
+    ours = _value_and_grads(lambda *a: linear_cross_entropy(*a, chunk=8), h, w, t)
+    for a, b in zip(ours, ref):
+        assert a.dtype == torch.float64
+        torch.testing.assert_close(a, b, atol=1e-12, rtol=1e-10)

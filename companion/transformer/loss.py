@@ -36,19 +36,20 @@ class _LinearCrossEntropy(torch.autograd.Function):
     def forward(ctx, h: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, chunk: int, grad_on: bool):
         dev = h.device.type
         dtype = torch.get_autocast_dtype(dev) if torch.is_autocast_enabled(dev) else h.dtype
+        acc = torch.promote_types(dtype, torch.float32)  # softmax and sums: fp32 at least (fp64 stays)
         want_h, want_w = grad_on and ctx.needs_input_grad[0], grad_on and ctx.needs_input_grad[1]
         with torch.autocast(dev, enabled=False):
             hc, wc = h.to(dtype), weight.to(dtype)
             valid = targets != IGNORE_INDEX
             n = valid.sum()
-            scale = 1.0 / n.clamp(min=1).to(torch.float32)
+            scale = 1.0 / n.clamp(min=1).to(acc)
             safe = targets.clamp(min=0)
             gh = torch.empty_like(h) if want_h else None
-            gw = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if want_w else None
-            total = torch.zeros((), dtype=torch.float32, device=h.device)
+            gw = torch.zeros(weight.shape, dtype=acc, device=weight.device) if want_w else None
+            total = torch.zeros((), dtype=acc, device=h.device)
             for s in range(0, h.shape[0], chunk):
                 e = min(s + chunk, h.shape[0])
-                logp = torch.log_softmax((hc[s:e] @ wc.t()).float(), dim=-1)  # [rows, V], in cache
+                logp = torch.log_softmax((hc[s:e] @ wc.t()).to(acc), dim=-1)  # [rows, V], in cache
                 t, v = safe[s:e, None], valid[s:e]
                 total -= logp.gather(1, t).squeeze(1)[v].sum()
                 if not (want_h or want_w):
@@ -61,7 +62,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 if gh is not None:
                     gh[s:e] = g @ wc
                 if gw is not None:
-                    if dtype == torch.float32:  # addmm's out= form: FlopCounterMode counts it
+                    if dtype == acc:  # addmm's out= form: FlopCounterMode counts it
                         torch.addmm(gw, g.t(), hc[s:e], out=gw)
                     else:
                         gw.add_(g.t() @ hc[s:e])
@@ -99,5 +100,5 @@ def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, targets: torch.T
 def reference_cross_entropy(h: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """The plain computation :func:`linear_cross_entropy` equals: logits, then cross-entropy."""
     logits = h @ weight.t()
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1),
-                           ignore_index=IGNORE_INDEX)
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))  # bf16 -> fp32, fp64 stays
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE_INDEX)
