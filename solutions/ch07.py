@@ -104,6 +104,11 @@ def mlm_replace(ids, chosen, r, random_ids, mask_id):
             for t, c, u, x in zip(ids, chosen, r, random_ids)]
 
 
+
+def kv_cache_bytes(n_layer, batch, T, d_model, bytes_per_value):
+    """A key and a value of ``d_model`` numbers per layer, sequence and position."""
+    return 2 * n_layer * batch * T * d_model * bytes_per_value
+
 @torch.no_grad()
 def sliding_ppl(gpt, ids, start_id, stride):
     """Windows of ``block_size`` ending at ``stride``, ``2 * stride``, ...; each scores its last

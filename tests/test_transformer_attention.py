@@ -154,6 +154,19 @@ def test_multihead_sdpa_and_explicit_paths_agree(causal):
         MultiHeadAttention(10, 3)
 
 
+
+def test_bf16_autocast_attends_in_fp32_on_cpu_and_returns_bf16():
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4)
+    x = torch.randn(2, 6, 16, requires_grad=True)
+    ref = mha(x, causal=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = mha(x, causal=True)
+    assert low.dtype == torch.bfloat16  # the output projection still runs in bf16
+    torch.testing.assert_close(low.float(), ref, atol=3e-2, rtol=3e-2)
+    low.float().sum().backward()
+    assert x.grad is not None and x.grad.dtype == torch.float32
+
 def test_sinusoidal_positions_formula():
     pe = SinusoidalPositions(50, 8)
     p = torch.arange(50)

@@ -69,6 +69,13 @@ def test_kv_cache_gives_the_same_tokens_and_logits(kw):
     without, ln = m.generate(prompt, 30, temperature=0, use_cache=False, return_logits=True)
     assert torch.equal(with_cache, without)
     torch.testing.assert_close(lc, ln, atol=1e-5, rtol=1e-5)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:  # a small cached generation runs on one thread, then gives the threads back
+        assert torch.equal(m.generate(prompt, 30, temperature=0), with_cache)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
     # sampling with the same seed draws the same tokens too
     g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
     a = m.generate(prompt, 20, temperature=1.3, top_k=20, top_p=0.9, generator=g1)

@@ -502,6 +502,49 @@ register(Exercise(
 ))
 
 
+
+def kv_cache_bytes(n_layer: int, batch: int, T: int, d_model: int, bytes_per_value: int) -> int:
+    """Bytes a GPT's KV cache holds for ``batch`` sequences of ``T`` positions."""
+    # Your code here: count what each layer stores per position.
+    raise NotImplementedError("write kv_cache_bytes")
+
+
+def _kv_cases() -> list[Case]:
+    from ..transformer import GPT, GPTConfig
+
+    cases = []
+    for label, (L, B, T, d, H, dtype) in (
+            ("1 layer, 1 sequence", (1, 1, 8, 16, 2, torch.float32)),
+            ("4 layers, batch 3", (4, 3, 20, 32, 4, torch.float32)),
+            ("2 layers in bf16", (2, 2, 12, 24, 3, torch.bfloat16))):
+        gpt = GPT(GPTConfig(vocab_size=10, block_size=T, n_layer=L, n_head=H, d_model=d), seed=0).to(dtype)
+        cache = gpt.new_cache(B, max_len=T)  # the expected value is measured on the real cache
+        measured = sum(t.numel() * t.element_size() for t in (*cache.k, *cache.v))
+        cases.append(Case(args=(L, B, T, d, torch.empty((), dtype=dtype).element_size()), expected=measured,
+                          label=label))
+    return cases
+
+
+register(Exercise(
+    id="ch07.kv_cache_bytes",
+    title="How much memory the KV cache takes",
+    kind="derive",
+    prompt="""
+        Section 7's cache keeps, for every layer, the keys and values of every position seen so
+        far. Derive its size and write kv_cache_bytes(n_layer, batch, T, d_model,
+        bytes_per_value): the bytes held for batch sequences of T positions (the heads split
+        d_model, so n_head does not appear). Then: GPT-2 small has 12 layers and d_model = 768;
+        how many MB does its cache take for one sequence of 1,024 tokens in fp16 (2 bytes)?
+    """,
+    cases=_kv_cases,
+    stub=kv_cache_bytes,
+    outputs=("bytes",),
+    rtol=0,
+    hint=("Per layer and position: one key vector and one value vector, each of d_model numbers.",
+          "2 * n_layer * batch * T * d_model values, bytes_per_value bytes each.",
+          "GPT-2 small: 2 * 12 * 1024 * 768 * 2 bytes, about 37.7 MB (36 MiB) per sequence."),
+))
+
 def _sliding_checker(gpt, ids, start_id, stride):
     def check(got):
         try:

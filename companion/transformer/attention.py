@@ -20,6 +20,7 @@ this key" -- the convention of :func:`torch.nn.functional.scaled_dot_product_att
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -188,9 +189,10 @@ class KVCache:
         start, end = self.length, self.length + k.shape[2]
         if end > self.max_len:
             raise ValueError(f"KV cache holds {self.max_len} positions; cannot add up to {end}")
-        self.k[layer][:, :, start:end] = k
-        self.v[layer][:, :, start:end] = v
-        return self.k[layer][:, :, :end], self.v[layer][:, :, :end]
+        K, V = self.k[layer], self.v[layer]
+        K.narrow(2, start, end - start).copy_(k)  # narrow: one view op where [:, :, a:b] is three
+        V.narrow(2, start, end - start).copy_(v)
+        return K.narrow(2, 0, end), V.narrow(2, 0, end)
 
 
 class MultiHeadAttention(nn.Module):
@@ -224,14 +226,20 @@ class MultiHeadAttention(nn.Module):
             past = cache.length
             k, v = cache.update(layer, k, v)
         if causal and past > 0:  # new queries sit at positions past..past+T-1 of the keys
-            mask, causal = causal_mask(past + T, x.device)[past:], False
-            if T == 1:
-                mask = None  # one new token may see everything cached
+            # one new token may see everything cached: no mask to build (generation's hot loop)
+            mask, causal = (None if T == 1 else causal_mask(past + T, x.device)[past:]), False
         if mask is not None and mask.dim() == 3:
             mask = mask[:, None]  # one mask for all heads
         p = self.dropout if self.training else 0.0
         if self.use_sdpa:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
+            # torch's CPU flash attention is ~3x slower in bf16 than in fp32 (measured in
+            # benchmarks/bench_transformer.py's step): under CPU autocast attend in fp32
+            low = q.device.type == "cpu" and q.dtype == torch.bfloat16
+            with torch.autocast("cpu", enabled=False) if low else contextlib.nullcontext():
+                if low:
+                    q, k, v = q.float(), k.float(), v.float()
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
+            y = y.to(torch.bfloat16) if low else y
         else:
             if causal:
                 mask = causal_mask(T, x.device)

@@ -28,10 +28,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..device import get_device
+from ..word2vec._loop import intra_op_threads
 from .attention import KVCache
 from .blocks import Block, count_parameters, init_weights, position_embedding
+from .loss import linear_cross_entropy
 
 TASKS = ("classification", "entailment", "similarity", "multiple_choice")
+SMALL_DECODE = 4096  # batch x d_model up to which a cached CPU generation step uses one thread
 
 
 @dataclass
@@ -137,7 +140,11 @@ class GPT(nn.Module):
     def loss(self, batch) -> torch.Tensor:
         """Language-model loss of a ``[B, T+1]`` id tensor, or an ``(inputs, targets)`` pair."""
         x, y = (batch[:, :-1], batch[:, 1:]) if isinstance(batch, torch.Tensor) else batch
-        return self(x, y)[1]
+        if type(self.lm_head) is not nn.Linear:  # a wrapped head (LoRA, quantised): the plain path
+            return self(x, y)[1]
+        # equals forward's loss (tested) but never builds the [B, T, V] logits: the output layer
+        # and the softmax run in cache-sized chunks (loss.py); ~13% of the benchmark's step saved
+        return linear_cross_entropy(self.hidden(x), self.lm_head.weight, y)
 
     def new_cache(self, batch: int, max_len: int | None = None) -> KVCache:
         c = self.config
@@ -168,14 +175,19 @@ class GPT(nn.Module):
         self.eval()
         cache = self.new_cache(ids.shape[0]) if use_cache else None
         out, all_logits, step_input = ids, [], ids
-        for _ in range(max_new_tokens):
-            context = step_input if use_cache else out[:, -self.config.block_size:]
-            # only the last position's logits are needed (both paths): the cache is what differs
-            logits = self.lm_head(self.hidden(context, cache)[:, -1]).float()
-            all_logits.append(logits)
-            nxt = sample_next(logits, temperature, top_k, top_p, generator)
-            out = torch.cat([out, nxt], dim=1)
-            step_input = nxt
+        # A cached step on a CPU is some 100 tiny operations on one token's vectors: too small to
+        # split over OpenMP threads, whose fork/join then costs more than the work (and, on a
+        # shared machine, waits for a descheduled sibling). Small cached batches run on one thread.
+        one = use_cache and self.device.type == "cpu" and ids.shape[0] * self.config.d_model <= SMALL_DECODE
+        with intra_op_threads(1 if one else None):
+            for _ in range(max_new_tokens):
+                context = step_input if use_cache else out[:, -self.config.block_size:]
+                # only the last position's logits are needed (both paths): the cache is what differs
+                logits = self.lm_head(self.hidden(context, cache)[:, -1]).float()
+                all_logits.append(logits)
+                nxt = sample_next(logits, temperature, top_k, top_p, generator)
+                out = torch.cat([out, nxt], dim=1)
+                step_input = nxt
         self.train(was_training)
         return (out, torch.stack(all_logits, 1)) if return_logits else out
 
