@@ -115,7 +115,7 @@ def test_autoprompt_search_never_raises_the_loss_and_finds_the_best_swap():
     assert res.losses[-1] < res.losses[0]
     assert all(w not in (0, 2, 3, 4) for c in res.candidates for w in c)   # no special token
     # with every allowed token a candidate, the first swap is the brute-force best for its slot
-    step, slot, old, new = res.swaps[0]
+    _step, slot, old, new = res.swaps[0]
     assert old == 5 and all(len(c) == V - 4 for c in res.candidates)
     trials = {}
     for w in [1, *range(5, V)]:
@@ -126,3 +126,25 @@ def test_autoprompt_search_never_raises_the_loss_and_finds_the_best_swap():
     # the model is left as it was: frozen search, parameters still trainable afterwards
     assert all(p.requires_grad for p in cloze.encoder.parameters())
     assert cloze.encoder.embeddings.tok.weight.grad is None
+
+
+# ----------------------------------------------------------------------- instruction tuning
+
+
+def test_instruction_tuning_teaches_the_prompted_tasks_and_leaves_the_model_alone():
+    from companion.transfer import finetune as ft
+    from companion.transfer import instruct
+
+    cloze, data = _cloze(seed=2), _data()
+    seen = instruct.PromptedTask("toy", tuple(data), "{text} it was [MASK] .", ("terrible", "great"))
+    other = instruct.PromptedTask("toy2", tuple(data), "[MASK] : {text}", ("bad", "good"))
+    make = instruct.prompted_batches(cloze, [seen, other], batch_size=4, max_len=24, seed=0)
+    batches = make(0)
+    assert len(batches) == 6 and sum(len(b["target"]) for b in batches) == 24
+    assert {int(t) for b in batches for t in b["target"]} == {7, 8, 9, 10}
+    before = [p.detach().clone() for p in cloze.encoder.parameters()]
+    tuned = instruct.instruction_tune(cloze, [seen], ft.FTConfig(epochs=8, lr=2e-2, batch_size=4, max_len=24))
+    assert instruct.zero_shot_accuracy(tuned, seen, max_len=24) >= 90
+    assert all(torch.equal(a, b) for a, b in zip(before, cloze.encoder.parameters()))
+    with pytest.raises(ValueError, match="PromptedTask"):
+        instruct.instruction_tune(cloze, [], ft.FTConfig())
