@@ -188,8 +188,8 @@ def sizes(scale: str | None = None) -> Sizes:
     own = pick(
         ci={"n_test": 24, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
             "it_per_task": 16, "it_epochs": 1, "it_eval": 32, "it_seeds": (0,)},
-        laptop={"max_len": 32, "n_test": 300, "n_unlabelled": 128, "generations": 2, "ap_train": 48, "ap_steps": 16,
-                "ap_k": 12, "it_per_task": 192, "it_epochs": 2, "it_eval": 600, "it_seeds": (0, 1)},
+        laptop={"max_len": 32, "n_test": 250, "n_unlabelled": 128, "generations": 2, "ap_train": 48, "ap_steps": 10,
+                "ap_k": 12, "it_per_task": 128, "it_epochs": 2, "it_eval": 300, "it_seeds": (0, 1)},
         gpu={"generations": 3, "ap_train": 256, "ap_steps": 80, "ap_k": 20, "it_per_task": 4000, "it_epochs": 3,
              "it_eval": 2000, "it_seeds": (0, 1, 2)},
         scale=scale)
