@@ -66,3 +66,25 @@ def hotflip_candidates(grad: torch.Tensor, embeddings: torch.Tensor, k: int) -> 
     only exploit what the model's blank already knows, and MiniLM's contrastive training left
     little masked-LM knowledge to exploit."""
     return torch.topk(-(embeddings @ grad), k).indices.tolist()
+
+
+# --- 10b ---
+
+
+def b_ipet_growth(labels: list[int], generation: int, growth: int = 5) -> dict[int, int]:
+    """(growth ** (generation - 1) - 1) |T| new examples, split by T's label shares. With 32
+    labelled examples and d = 5, generation 3 trains on 800 and adds 768."""
+    counts = np.bincount(np.asarray(labels, dtype=int))
+    extra = (growth ** (generation - 1) - 1) * len(labels)
+    return {c: round(n * extra / len(labels)) for c, n in enumerate(counts) if n > 0}
+
+
+def b_soft_labels(logits: list[np.ndarray], temperature: float = 2.0) -> np.ndarray:
+    """The bug summed the models' scores instead of averaging them: with m models the softmax
+    saw m times the mean, i.e. an effective temperature of T / m -- sharper soft labels the more
+    patterns the ensemble has."""
+    s = np.stack([np.asarray(x, dtype=np.float64) for x in logits])
+    z = s.mean(0) / temperature
+    z = z - z.max(-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(-1, keepdims=True)

@@ -7,12 +7,20 @@
 * :func:`pet_runs` -- PET in miniature: one prompt-based model per pattern-verbalizer pair, their
   ensemble's soft labels on unlabelled examples, a distilled classifier;
 * :func:`label_search` -- LM-BFF's automatic label words for a pattern;
-* :func:`draw_calibration` -- accuracy before and after calibration, one pair of bars per setting.
+* :func:`draw_calibration` -- accuracy before and after calibration, one pair of bars per setting;
+* :func:`sizes` -- chapter 10's sizes with 10b's own (iPET, AutoPrompt, instruction tuning);
+* :func:`ipet_runs` -- iPET's generations, each generation's ensemble and distilled classifier;
+* :func:`autoprompt_run` -- AutoPrompt's triggers against the hand-written pattern;
+* :func:`instruction_runs` -- FLAN/T0 in miniature: prompted multitask fine-tuning, a held-out
+  task scored zero-shot.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -20,7 +28,10 @@ import pandas as pd
 import torch
 
 from ..data.tasks import Example
-from . import pet, prompts
+from ..scale import pick
+from . import autoprompt, instruct, pet, prompts
+from .chapter10 import Sizes as Sizes10
+from .chapter10 import sizes as sizes10
 from .finetune import FTConfig, encode, predict, run_classifier
 
 
@@ -152,3 +163,179 @@ def short(examples: Sequence[Example], tokenize, max_tokens: int) -> list[Exampl
     """The examples whose text is at most ``max_tokens`` tokens (so that a query and a
     demonstration or two fit in a small GPT's context)."""
     return [e for e in examples if len(tokenize(e.text)) <= max_tokens]
+
+
+# --------------------------------------------------------------------------- 10b's own sizes
+
+
+@dataclass(frozen=True)
+class Sizes(Sizes10):
+    """Chapter 10's sizes (some made smaller for 10b's budget) and 10b's own."""
+
+    generations: int = 2          # iPET generations (1 = PET)
+    ap_train: int = 64            # AutoPrompt's search examples
+    ap_steps: int = 20            # its steps (one trigger slot each)
+    ap_k: int = 10                # candidates scored per step
+    it_per_task: int = 256        # instruction tuning: examples per prompted task
+    it_epochs: int = 2
+    it_eval: int = 400            # held-out examples scored
+    it_seeds: tuple[int, ...] = (0, 1)
+
+
+def sizes(scale: str | None = None) -> Sizes:
+    """The sizes of notebook 10b at ``scale`` (default ``BOOK_SCALE``)."""
+    base = dataclasses.asdict(sizes10(scale))
+    own = pick(
+        ci={"n_test": 24, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
+            "it_per_task": 16, "it_epochs": 1, "it_eval": 32, "it_seeds": (0,)},
+        laptop={"max_len": 32, "n_test": 250, "n_unlabelled": 128, "generations": 2, "ap_train": 48, "ap_steps": 10,
+                "ap_k": 12, "it_per_task": 128, "it_epochs": 2, "it_eval": 300, "it_seeds": (0, 1)},
+        gpu={"generations": 3, "ap_train": 256, "ap_steps": 80, "ap_k": 20, "it_per_task": 4000, "it_epochs": 3,
+             "it_eval": 2000, "it_seeds": (0, 1, 2)},
+        scale=scale)
+    return Sizes(**{**base, **own})
+
+
+# ------------------------------------------------------------------------------------ iPET
+
+
+def fixed_steps_config(config: FTConfig, n: int, steps: int) -> FTConfig:
+    """``config`` with as many epochs as ``steps`` optimizer steps take on ``n`` examples."""
+    bs = min(config.batch_size, n)
+    return dataclasses.replace(config, batch_size=bs, epochs=max(1, math.ceil(steps * bs / n)))
+
+
+def ipet_runs(cloze: prompts.ClozeModel, tokenize, pvps: Sequence[pet.PVP], train: Sequence[Example],
+              unlabelled: Sequence[Example], test: Sequence[Example], config: FTConfig, steps: int,
+              generations: int = 2, distill_epochs: int = 2, distill_all: bool = False) -> pd.DataFrame:
+    """iPET on ``cloze``: per generation (1 = PET), the training-set size, each PVP model's test
+    accuracy, their ensemble's, and the classifier distilled from the ensemble's soft labels on
+    ``unlabelled`` (accuracies x 100; only the last generation is distilled, as iPET does,
+    unless ``distill_all``). Every PVP model trains for ``steps`` optimizer steps."""
+    gold = np.array([int(e.label) for e in test])
+
+    def fit(pvp: pet.PVP, examples: Sequence[Example]):
+        clf = pet.PromptClassifier(cloze, pvp)
+        from .finetune import train as train_model
+
+        train_model(clf, clf.batches(examples, min(config.batch_size, len(examples)), config.seed, config.max_len),
+                    fixed_steps_config(config, len(examples), steps))
+        return lambda exs: clf.label_logits(exs, config.max_len)
+
+    gens = pet.ipet(pvps, train, unlabelled, fit, generations=generations, seed=config.seed)
+    rows = []
+    dcfg = FTConfig(epochs=distill_epochs, lr=config.lr, batch_size=config.batch_size, max_len=config.max_len,
+                    seed=config.seed)
+    for j, g in enumerate(gens, 1):
+        scores = [f(test) for f in g.scorers]
+        row = {"generation": j, "training set": g.sizes[0]}
+        for i, sc in enumerate(scores):
+            row[f"PVP {i + 1}"] = _acc(sc, gold)
+        row["ensemble"] = _acc(pet.ensemble_soft_labels(scores), gold)
+        row["distilled"] = float("nan")
+        if distill_all or j == len(gens):
+            soft = pet.ensemble_soft_labels(g.unlabelled_scores)
+            student = pet.distill(cloze.encoder, tokenize, unlabelled, soft, dcfg)
+            row["distilled"] = _acc(predict(student, cloze.config, encode(tokenize, test, config.max_len)), gold)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("generation")
+
+
+def pet_rows(gens: pd.DataFrame, pvps: Sequence[pet.PVP], head: float) -> dict[str, float]:
+    """The transfer table's rows from :func:`ipet_runs`: generation 1's PVP models, ensemble and
+    distilled classifier (PET), the last generation's (iPET), and head-based fine-tuning."""
+    g1, last = gens.iloc[0], gens.iloc[-1]
+    out = {f"PVP {i + 1}: {p.pattern} ({'/'.join(p.words)})": float(g1[f"PVP {i + 1}"]) for i, p in enumerate(pvps)}
+    out["PET ensemble of the PVPs"] = float(g1["ensemble"])
+    if np.isfinite(g1["distilled"]):
+        out["PET distilled classifier"] = float(g1["distilled"])
+    if len(gens) > 1:
+        out[f"iPET generation {gens.index[-1]}: ensemble"] = float(last["ensemble"])
+        out[f"iPET generation {gens.index[-1]}: distilled classifier"] = float(last["distilled"])
+    out["head-based fine-tuning (same labels)"] = float(head)
+    return out
+
+
+# ------------------------------------------------------------------------------- AutoPrompt
+
+
+def autoprompt_run(cloze: prompts.ClozeModel, pattern: str, words: Sequence[str], search_set: Sequence[Example],
+                   test: Sequence[Example], s: Sizes, hand: str | None = None, decode=None) -> dict:
+    """AutoPrompt's triggers for ``pattern`` (``s.ap_steps`` steps, ``s.ap_k`` candidates, 3
+    slots) on ``search_set``; test accuracy (x 100) of the hand-written pattern ``hand``, the
+    bare ``pattern`` and the pattern with the triggers, before and after calibration."""
+    allowed = None
+    if decode is not None:  # whole words only: AutoPrompt's candidate filter
+        toks = [_safe(decode, i) for i in range(cloze.config.vocab_size)]
+        allowed = torch.tensor([t.strip().isalpha() and t.startswith(" ") for t in toks]) if cloze.space else \
+            torch.tensor([t.isalpha() for t in toks])
+    res = autoprompt.search(cloze, pattern, words, search_set, n_triggers=3, steps=s.ap_steps, k=s.ap_k,
+                            allowed=allowed, init=cloze.word_id("the"), max_len=s.max_len)
+    gold = np.array([int(e.label) for e in test])
+    out = {"triggers": [decode(i) if decode else i for i in res.triggers], "search loss": res.losses}
+    cf = [Example(t, 0) for t in prompts.CONTENT_FREE]
+    for name, pat, trig in (("hand-written", hand, []), ("bare pattern", pattern, []),
+                            ("AutoPrompt", pattern, res.triggers)):
+        if pat is None:
+            continue
+        p = autoprompt.trigger_label_scores(cloze, pat, words, trig, test, s.max_len).softmax(-1).numpy()
+        p_cf = autoprompt.trigger_label_scores(cloze, pat, words, trig, cf, s.max_len).softmax(-1).numpy().mean(0)
+        out[name] = {"accuracy": _acc(p, gold), "calibrated": _acc(prompts.calibrate(p, p_cf), gold)}
+    return out
+
+
+def _safe(decode, i: int) -> str:
+    try:
+        return decode(i) or ""
+    except (ValueError, KeyError):  # a special token outside the tokenizer's own vocabulary
+        return ""
+
+
+# ------------------------------------------------------------------------ instruction tuning
+
+
+def bpe_tasks(s: Sizes, seed: int = 0) -> tuple[dict[str, instruct.PromptedTask], instruct.PromptedTask]:
+    """The prompted tasks for our BPE BERT: SST-2, AG News and TREC to tune on, each with its
+    pattern and single-token answer words, and MR (movie reviews, a new pattern) held out."""
+    from ..data import load_task
+    from ..evaluate.glue import load_glue
+    from .chapter10 import balanced_sample
+
+    n = s.it_per_task
+    sst2 = load_glue("sst2_glue").train
+    ag = load_task("ag_news").splits["train"]
+    trec = load_task("trec").splits["train"]
+    mr = load_task("mr").splits["all"]
+    tasks = {
+        "SST-2": instruct.PromptedTask("SST-2", tuple(balanced_sample(sst2, n, seed)), "{text} It was [MASK].",
+                                       ("bad", "good")),
+        "AG News": instruct.PromptedTask("AG News", tuple(balanced_sample(ag, n, seed)), "[MASK] news: {text}",
+                                         ("world", "play", "economy", "science")),
+        "TREC": instruct.PromptedTask("TREC", tuple(balanced_sample(trec, n, seed)),
+                                      "{text} The answer is a [MASK].",
+                                      ("word", "what", "thing", "person", "place", "number")),
+    }
+    held = instruct.PromptedTask("MR", tuple(balanced_sample(mr, s.it_eval, 1000 + seed)),
+                                 "{text} All in all, the film is [MASK].", ("bad", "good"))
+    return tasks, held
+
+
+def instruction_runs(cloze: prompts.ClozeModel, tasks: dict[str, instruct.PromptedTask],
+                     held: instruct.PromptedTask, mixtures: dict[str, Sequence[str]], s: Sizes,
+                     seen: instruct.PromptedTask | None = None, lr: float = 1e-3) -> pd.DataFrame:
+    """Zero-shot accuracy (x 100) on ``held`` of ``cloze`` as it is and after prompted multitask
+    fine-tuning on each mixture of ``tasks`` (one row per mixture and seed); ``seen``, if given,
+    is a test set of one tuned task in its own pattern (did the tuning teach that task?)."""
+    def scores(model) -> dict:
+        out = {f"{held.name} (held out)": instruct.zero_shot_accuracy(model, held, s.max_len)}
+        if seen is not None:
+            out[seen.name] = instruct.zero_shot_accuracy(model, seen, s.max_len)
+        return out
+
+    rows = [{"tuned on": "nothing (the pre-trained model)", "seed": 0, **scores(cloze)}]
+    for name, names in mixtures.items():
+        for seed in s.it_seeds:
+            cfg = FTConfig(epochs=s.it_epochs, lr=lr, batch_size=s.batch_size, max_len=s.max_len, seed=seed)
+            tuned = instruct.instruction_tune(cloze, [tasks[t] for t in names], cfg)
+            rows.append({"tuned on": name, "seed": seed, **scores(tuned)})
+    return pd.DataFrame(rows)

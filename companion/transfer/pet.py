@@ -9,6 +9,11 @@
   with soft labels (:func:`ensemble_soft_labels`: a weighted mean of the models' logits, then a
   softmax at temperature ``T = 2``); a plain classifier is distilled from those soft labels
   (:func:`distill`, a soft cross-entropy, :func:`soft_cross_entropy`).
+* **iPET** (Schick & Schütze 2021, section 4): generations of PVP models, each model of
+  generation ``j + 1`` trained on the labelled examples plus unlabelled ones that other models
+  of generation ``j`` labelled, the training set growing by a factor ``d`` per generation with
+  the labelled set's label proportions (:func:`ipet`, :func:`ipet_label_counts`); the last
+  generation's ensemble is distilled as in PET.
 * **Label-word search** (LM-BFF's first step): for each class, the vocabulary words the
   pre-trained MLM finds most likely at the blank on that class's training examples
   (:func:`search_label_words`).
@@ -158,6 +163,81 @@ def distill(encoder: nn.Module, tokenize, unlabelled: Sequence[Example], soft: n
 
     train(model, make, config, loss_fn=lambda m, b: soft_cross_entropy(m(b), b["soft"]))
     return model
+
+
+# ------------------------------------------------------------------------------------ iPET
+
+
+def ipet_label_counts(labels: Sequence[int], generation: int, growth: int = 5) -> dict[int, int]:
+    """How many *new* (pseudo-labelled) examples of each label a model of ``generation``
+    (1 = PET, trained on the labelled set ``T`` alone) is given: its training set has
+    ``growth ** (generation - 1) * |T|`` examples, ``T`` included, and the new ones keep ``T``'s
+    label proportions (rounded, so that the total is exact)."""
+    if generation < 1 or growth < 1:
+        raise ValueError(f"generation and growth must be >= 1, got {generation} and {growth}")
+    counts = np.bincount(np.asarray(list(labels), dtype=int))
+    extra = (growth ** (generation - 1) - 1) * int(counts.sum())
+    share = counts / counts.sum() * extra
+    out = np.floor(share).astype(int)
+    for i in np.argsort(-(share - out), kind="stable")[: extra - int(out.sum())]:
+        out[i] += 1  # largest remainders first
+    return {c: int(n) for c, n in enumerate(out) if counts[c] > 0}
+
+
+@dataclass
+class IPETGeneration:
+    """One generation: per model, its training-set size and its label scores on the
+    unlabelled set (``[n_u, L]``); ``scorers`` score any examples (``examples -> [n, L]``)."""
+
+    sizes: list[int]
+    unlabelled_scores: list[np.ndarray]
+    scorers: list
+
+
+def ipet(pvps: Sequence[PVP], train_set: Sequence[Example], unlabelled: Sequence[Example], fit,
+         generations: int = 3, growth: int = 5, fraction: float = 0.25, seed: int = 0) -> list[IPETGeneration]:
+    """iPET: ``generations`` rounds of one model per PVP. ``fit(pvp, examples)`` trains a model
+    and returns its scorer (``examples -> [n, L]`` label scores). Generation 1 is PET's (each
+    model sees ``train_set``). A model of generation ``j + 1`` gets ``train_set`` plus new
+    examples drawn from ``unlabelled``: an ensemble of a random ``fraction`` of the *other*
+    models of generation ``j`` (at least one) labels them, and for each label
+    :func:`ipet_label_counts` examples are sampled among those it assigns that label, with
+    probability proportional to the ensemble's confidence (Schick & Schütze's λ = 0.25, d = 5)."""
+    if generations < 1:
+        raise ValueError(f"generations must be >= 1, got {generations}")
+    labels = [int(e.label) for e in train_set]
+    need = (growth ** (generations - 1) - 1) * len(train_set)
+    if need > len(unlabelled):
+        raise ValueError(f"{generations} generations with growth {growth} need {need} unlabelled examples, "
+                         f"have {len(unlabelled)}; use fewer generations or more unlabelled data")
+    rng = np.random.default_rng(seed)
+    out: list[IPETGeneration] = []
+    sets = [list(train_set) for _ in pvps]
+    for gen in range(1, generations + 1):
+        if gen > 1:
+            prev = out[-1]
+            counts = ipet_label_counts(labels, gen, growth)
+            sets = []
+            for i in range(len(pvps)):
+                others = [j for j in range(len(pvps)) if j != i] or [i]
+                m = max(1, round(fraction * len(others)))
+                chosen = rng.choice(others, size=m, replace=False)
+                probs = ensemble_soft_labels([prev.unlabelled_scores[j] for j in chosen], temperature=1.0)
+                guess, conf = probs.argmax(1), probs.max(1)
+                new, taken = [], np.zeros(len(unlabelled), dtype=bool)
+                for c, n in counts.items():
+                    pool = np.flatnonzero((guess == c) & ~taken)
+                    if len(pool) < n:  # too few examples carry this label: the likeliest free ones
+                        free = np.flatnonzero(~taken)
+                        pool = free[np.argsort(-probs[free, c], kind="stable")[:n]]
+                    w = conf[pool] / conf[pool].sum()
+                    pick = rng.choice(pool, size=n, replace=False, p=w) if n else []
+                    taken[pick] = True
+                    new += [Example(unlabelled[k].text, c, unlabelled[k].text_b) for k in pick]
+                sets.append(list(train_set) + new)
+        scorers = [fit(pvp, s) for pvp, s in zip(pvps, sets)]
+        out.append(IPETGeneration([len(s) for s in sets], [np.asarray(f(unlabelled)) for f in scorers], scorers))
+    return out
 
 
 # ---------------------------------------------------------------------------- label search
