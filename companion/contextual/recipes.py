@@ -112,8 +112,8 @@ def context2vec_preset(vocab_size: int, scale: str | None = None) -> tuple[Conte
                laptop=Context2VecConfig(vocab_size, emb_dim=64, hidden=64, mlp_hidden=128, out_dim=64),
                gpu=Context2VecConfig(vocab_size, emb_dim=600, hidden=600, mlp_hidden=1200, out_dim=600),
                scale=scale)
-    plan = pick(ci={"epochs": 1, "max_steps": 20, "batch_size": 64, "lr": 3e-3},
-                laptop={"epochs": 1, "max_steps": 100, "batch_size": 128, "lr": 3e-3},
+    plan = pick(ci={"epochs": 1, "max_steps": 20, "batch_size": 64, "lr": 1e-2},
+                laptop={"epochs": 1, "max_steps": 300, "batch_size": 128, "lr": 1e-2},
                 gpu={"epochs": 5, "max_steps": None, "batch_size": 256, "lr": 1e-3}, scale=scale)
     return cfg, plan
 
