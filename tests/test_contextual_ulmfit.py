@@ -145,19 +145,38 @@ def test_lm_fine_tuning_lowers_the_loss():
 
 
 def test_every_step_sets_each_groups_rate_to_stlr_times_its_discriminative_rate():
-    from companion.contextual.ulmfit import _optimizer, _scheduled
+    from companion.contextual.ulmfit import _optimizer, rate_schedule
 
     clf = _clf()
     groups = layer_groups(clf)
     plan = FineTunePlan(lr=0.01)
     opt, lrs = _optimizer(groups, plan)
     assert [g["lr"] for g in opt.param_groups] == pytest.approx(discriminative_lrs(5, 0.01))
-    step = [0]
-    loss = _scheduled(lambda m, b: torch.zeros(()), opt, lrs, 50, plan, step)
-    for t in range(12):
-        loss(clf, None)
+    first, second = rate_schedule(lrs, 50, plan), rate_schedule(lrs, 50, plan, offset=6)
+    for t in range(12):  # two fit calls of six steps each: the second continues the schedule
+        (first if t < 6 else second)(t % 6, opt)
         want = [lr * stlr(t, 50, 1.0) for lr in discriminative_lrs(5, 0.01)]
         assert [g["lr"] for g in opt.param_groups] == pytest.approx(want)
+
+
+def test_classifier_training_applies_the_schedule_at_every_step(monkeypatch):
+    # through fit's hook: the rates the optimizer steps with are STLR's, step after step
+    import companion.contextual.ulmfit as U
+
+    seen = []
+    real_step = torch.optim.Adam.step
+
+    def spy(self, *a, **k):
+        seen.append(self.param_groups[-1]["lr"])
+        return real_step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", spy)
+    clf = _clf()
+    seqs, labels = [[2, 3], [4, 5, 6], [7], [8, 9]] * 4, [0, 1, 0, 1] * 4
+    plan = FineTunePlan(epochs=2, lr=0.01, batch_size=4, gradual_unfreezing=False)
+    info = U.train_classifier(clf, seqs, labels, plan, pad_id=1)
+    total = int(info["steps"])
+    assert total == 8 and seen == pytest.approx([stlr(t, total, 0.01) for t in range(total)])
 
 
 def test_batches_and_bad_input():

@@ -268,18 +268,18 @@ def _optimizer(groups, plan: FineTunePlan) -> tuple[torch.optim.Optimizer, list[
     return opt, lrs
 
 
-def _scheduled(loss: Callable, opt, lrs: list[float], total: int, plan: FineTunePlan, step: list[int]):
-    """Wrap ``loss`` so that each step first sets every group's rate (``fit`` runs one optimizer
-    step per loss call, so this is where a per-step schedule goes)."""
+def rate_schedule(lrs: list[float], total: int, plan: FineTunePlan, offset: int = 0):
+    """The hook :func:`companion.train.fit` calls before each optimizer step: every group's rate
+    at step ``offset + step`` of ``total`` (its discriminative rate times the STLR factor, or
+    times 1 without STLR). ``offset`` carries the step count across several ``fit`` calls."""
 
-    def wrapped(model, batch):
-        factor = stlr(min(step[0], total), total, 1.0, plan.cut_frac, plan.ratio) if plan.stlr else 1.0
+    def schedule(step: int, opt: torch.optim.Optimizer) -> None:
+        t = min(offset + step, total)
+        factor = stlr(t, total, 1.0, plan.cut_frac, plan.ratio) if plan.stlr else 1.0
         for g, lr in zip(opt.param_groups, lrs):
             g["lr"] = lr * factor
-        step[0] += 1
-        return loss(model, batch)
 
-    return wrapped
+    return schedule
 
 
 def finetune_lm(lm: AWDLSTMLM, ids: Sequence[int], plan: FineTunePlan, *, seq_len: int = 35,
@@ -291,11 +291,10 @@ def finetune_lm(lm: AWDLSTMLM, ids: Sequence[int], plan: FineTunePlan, *, seq_le
     set_trainable(groups, len(groups))
     opt, lrs = _optimizer(groups, plan)
     total = len(tb.stream) * plan.epochs
-    loss = _scheduled(tb.loss, opt, lrs, total, plan, [0])
     config = TrainConfig(epochs=plan.epochs, lr=plan.lr, clip_grad_norm=plan.clip, seed=plan.seed,
                          device=device, progress=progress)
-    return fit(lm, tb.batches, config=config, loss_fn=loss, optimizer=opt,
-               count_fn=lambda b: int(b[1].numel()))
+    return fit(lm, tb.batches, config=config, loss_fn=tb.loss, optimizer=opt,
+               count_fn=lambda b: int(b[1].numel()), schedule=rate_schedule(lrs, total, plan))
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -360,14 +359,14 @@ def train_classifier(clf: ConcatPoolClassifier, seqs: Sequence[Sequence[int]], l
     total = n_batches * plan.epochs
     schedule = (unfreeze_schedule(len(groups), plan.epochs) if plan.gradual_unfreezing
                 else [len(groups)] * plan.epochs)
-    step = [0]
-    loss = _scheduled(lambda m, b: m.loss(b), opt, lrs, total, plan, step)
+    steps = 0
     start = time.perf_counter()
     for e in range(plan.epochs):
         set_trainable(groups, schedule[e])
         batches = classification_batches(seqs, labels, plan.batch_size, pad_id, plan.seed * 1000 + e)
         config = TrainConfig(epochs=1, lr=plan.lr, clip_grad_norm=plan.clip, seed=plan.seed * 1000 + e,
                              device=device, progress=progress)
-        fit(clf, batches, config=config, loss_fn=loss, optimizer=opt)
+        steps += fit(clf, batches, config=config, optimizer=opt,
+                     schedule=rate_schedule(lrs, total, plan, offset=steps)).steps
     set_trainable(groups, len(groups))
-    return {"seconds": time.perf_counter() - start, "steps": float(step[0])}
+    return {"seconds": time.perf_counter() - start, "steps": float(steps)}
