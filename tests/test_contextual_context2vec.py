@@ -87,6 +87,12 @@ def test_fill_blank_and_widget_callbacks():
     assert {w for w, _ in fill_blank(m, vocab, "the ___ barked", k=5, min_count=1)} <= frequent
     with pytest.raises(ValueError, match="exactly one blank"):
         fill_blank(m, vocab, "the dog barked")
+    from companion.contextual.widget import mean_context_cosine
+
+    pair = ["the ___ barked", "a ___ sat"]
+    assert mean_context_cosine(m, vocab, pair) == pytest.approx(context_similarity(m, vocab, *pair))
+    with pytest.raises(ValueError, match="at least two"):
+        mean_context_cosine(m, vocab, pair[:1])
     bw = blank_widget(m, vocab, k=2)
     assert bw.output.value.count("<li>") == 2 and bw.calls == 1
     bw.k.value = 4

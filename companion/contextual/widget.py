@@ -87,3 +87,15 @@ def blank_widget(model: Context2Vec, vocab: Vocab, *, text: str = f"the {BLANK} 
         control.observe(bw.update, names="value")
     bw.update()
     return bw
+
+
+def mean_context_cosine(model: Context2Vec, vocab: Vocab, texts: list[str]) -> float:
+    """The mean cosine over all pairs of the blanks' context vectors: near 1 when the contexts
+    have collapsed onto one direction (the model ignores the context)."""
+    if len(texts) < 2:
+        raise ValueError(f"need at least two sentences with a blank, got {len(texts)}")
+    import torch
+
+    c = F.normalize(torch.stack([model.context_vector(*_blank_position(t, vocab)) for t in texts]), dim=-1)
+    n = len(texts)
+    return float(((c @ c.T).sum() - n) / (n * n - n))
