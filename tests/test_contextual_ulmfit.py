@@ -218,3 +218,31 @@ def test_recipe_helpers():
     with pytest.raises(ValueError, match="unknown method"):
         run_grid({}, AWDLSTMConfig(10), 2, ([[2]], [0]), ([[2]], [0]), FineTunePlan(),
                  sizes=[None], seeds=[0], methods=["magic"], pad_id=1)
+
+
+def test_output_bias_starts_at_the_unigram_distribution():
+    lm = AWDLSTMLM(AWDLSTMConfig(vocab_size=5, emb_dim=4, hidden=6, n_layers=2))
+    lm.init_output_bias([3, 0, 1, 7, 4])
+    p = torch.softmax(lm.out.logits(torch.zeros(1, 4)), dim=-1)[0]
+    torch.testing.assert_close(p, torch.tensor([4.0, 1.0, 2.0, 8.0, 5.0]) / 20)
+    with pytest.raises(ValueError, match="vocab_size"):
+        lm.init_output_bias([1, 2])
+
+
+def test_encoder_diagnostics_read_saturation_and_a_frozen_probe():
+    from companion.contextual.recipes import encoder_diagnostics
+
+    cfg = AWDLSTMConfig(vocab_size=12, emb_dim=4, hidden=6, n_layers=2, pad_id=1)
+    seqs = [[2 + (i % 2), 4, 5, 6, 7, 8][: 3 + i % 3] for i in range(40)]
+    labels = [i % 2 for i in range(40)]  # the first word is the label
+    rand = encoder_diagnostics(None, cfg, (seqs, labels), (seqs, labels), pad_id=1)
+    assert set(rand) == {"mean |h|", "share |h| > 0.9", "spread across sentences", "frozen probe accuracy"}
+    assert 0 <= rand["share |h| > 0.9"] <= 1 and rand["frozen probe accuracy"] == 1.0
+    state = {k: v.clone() for k, v in AWDLSTM(cfg).state_dict().items()}
+    for k in state:  # a saturated encoder: gates wide open, the memory grows, |h| -> 1
+        if "weight_ih" in k:
+            state[k] = state[k].sign() * 5
+        if "bias_ih" in k:
+            state[k] = torch.full_like(state[k], 20.0)
+    sat = encoder_diagnostics(state, cfg, (seqs, labels), (seqs, labels), pad_id=1)
+    assert sat["share |h| > 0.9"] > 0.5 > rand["share |h| > 0.9"]

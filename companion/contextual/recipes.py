@@ -27,6 +27,8 @@ from .ulmfit import (
     ConcatPoolClassifier,
     FineTunePlan,
     accuracy,
+    concat_pool,
+    pad_batch,
     train_classifier,
 )
 
@@ -287,3 +289,39 @@ def cell_speed(*, emb_dim: int = 64, hidden: int = 128, batch_size: int = 32, se
         out[f"{cell}_tokens_per_s"] = batch_size * seq_len / sorted(times)[len(times) // 2]
     out["speedup"] = out["torch_tokens_per_s"] / out["ours_tokens_per_s"]
     return out
+
+
+@torch.no_grad()
+def encoder_diagnostics(encoder_state: dict | None, enc_cfg: AWDLSTMConfig,
+                        train: tuple[list[list[int]], list[int]], test: tuple[list[list[int]], list[int]],
+                        *, pad_id: int, seed: int = 0) -> dict[str, float]:
+    """What an encoder hands the classifier, before any fine-tuning: its last layer's states on
+    ``test`` (mean ``|h|``, the share of units beyond 0.9 in size, i.e. near the flat ends of the
+    tanh, and the spread of the pooled vector across sentences) and the test accuracy of a
+    logistic regression on the frozen, standardised concat-pooled states trained on ``train``
+    (does the encoder carry the label at all?). ``encoder_state=None``: a random encoder."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    torch.manual_seed(seed)
+    enc = AWDLSTM(enc_cfg).eval()
+    if encoder_state is not None:
+        enc.load_state_dict(encoder_state)
+
+    def pooled(seqs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        hs, ps = [], []
+        for s in range(0, len(seqs), 256):
+            ids, lengths = pad_batch(seqs[s:s + 256], pad_id)
+            h = enc(ids)[0][-1]
+            valid = torch.arange(h.shape[1])[None, :] < lengths[:, None]
+            hs.append(h[valid])
+            ps.append(concat_pool(h, lengths))
+        return torch.cat(hs), torch.cat(ps)
+
+    h, p_test = pooled(test[0])
+    _, p_train = pooled(train[0])
+    scaler = StandardScaler().fit(p_train.numpy())
+    probe = LogisticRegression(max_iter=2000, C=0.1).fit(scaler.transform(p_train.numpy()), train[1])
+    return {"mean |h|": float(h.abs().mean()), "share |h| > 0.9": float((h.abs() > 0.9).float().mean()),
+            "spread across sentences": float(p_test.std(0).mean()),
+            "frozen probe accuracy": float(probe.score(scaler.transform(p_test.numpy()), test[1]))}

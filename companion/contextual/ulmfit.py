@@ -129,6 +129,18 @@ class AWDLSTMLM(nn.Module):
         outputs, state = self.encoder(ids, state)
         return self.out_drop(outputs[-1]), state
 
+    @torch.no_grad()
+    def init_output_bias(self, counts: Sequence[int]) -> None:
+        """Start the softmax bias at the log unigram distribution (add-one smoothed), so that a
+        zero state already predicts word frequencies. Without it, a short pre-training run has
+        the tied softmax learn the frequencies through the top layer: its states grow towards
+        +-1 along one shared direction (saturated, nearly the same for every sentence), a poor
+        start for the classifier (chapter 6a measures both)."""
+        if len(counts) != self.config.vocab_size:
+            raise ValueError(f"counts has {len(counts)} entries but vocab_size is {self.config.vocab_size}")
+        n = torch.as_tensor(counts, dtype=torch.float64).clamp(min=0) + 1.0
+        self.out.bias.copy_((n / n.sum()).log().to(self.out.bias.dtype))
+
     def loss(self, batch) -> torch.Tensor:
         x, y = batch
         h, _ = self.features(x)
