@@ -246,3 +246,11 @@ def test_encoder_diagnostics_read_saturation_and_a_frozen_probe():
             state[k] = torch.full_like(state[k], 20.0)
     sat = encoder_diagnostics(state, cfg, (seqs, labels), (seqs, labels), pad_id=1)
     assert sat["share |h| > 0.9"] > 0.5 > rand["share |h| > 0.9"]
+
+
+def test_embedding_start_is_configurable():
+    small = AWDLSTM(AWDLSTMConfig(vocab_size=500, emb_dim=8, hidden=6, n_layers=1))
+    big = AWDLSTM(AWDLSTMConfig(vocab_size=500, emb_dim=8, hidden=6, n_layers=1, embed_init_std=0.5))
+    assert small.embed.weight.abs().max() <= 0.1 and abs(big.embed.weight.std().item() - 0.5) < 0.05
+    with pytest.raises(ValueError, match="embed_init_std"):
+        AWDLSTMConfig(vocab_size=5, embed_init_std=0.0).validate()
