@@ -239,11 +239,11 @@ def test_encoder_diagnostics_read_saturation_and_a_frozen_probe():
     assert set(rand) == {"mean |h|", "share |h| > 0.9", "spread across sentences", "frozen probe accuracy"}
     assert 0 <= rand["share |h| > 0.9"] <= 1 and rand["frozen probe accuracy"] == 1.0
     state = {k: v.clone() for k, v in AWDLSTM(cfg).state_dict().items()}
-    for k in state:  # a saturated encoder: gates wide open, the memory grows, |h| -> 1
+    for k, v in state.items():  # a saturated encoder: gates wide open, the memory grows, |h| -> 1
         if "weight_ih" in k:
-            state[k] = state[k].sign() * 5
+            state[k] = v.sign() * 5
         if "bias_ih" in k:
-            state[k] = torch.full_like(state[k], 20.0)
+            state[k] = torch.full_like(v, 20.0)
     sat = encoder_diagnostics(state, cfg, (seqs, labels), (seqs, labels), pad_id=1)
     assert sat["share |h| > 0.9"] > 0.5 > rand["share |h| > 0.9"]
 

@@ -297,15 +297,15 @@ def _bleu_checker(kind: str, ref_score: float | None = None):
 
 
 def _bleu_cases() -> list[Case]:
-    cat = "the cat sat on the mat".split()
+    cat = ["the", "cat", "sat", "on", "the", "mat"]
     # "the cat sat" vs the reference: p1 = 3/3, p2 = 2/2 -> 3/3, p3 = 1/1 -> 2/2, p4: 0/0 -> 1/1;
     # brevity penalty exp(1 - 6/3): BLEU = 100 * exp(-1)
     return [
         Case(args=(cat, cat), checker=_bleu_checker("perfect"), label="identical sentences"),
-        Case(args=("the cat ran on a mat".split(), cat), checker=_bleu_checker("no4gram"),
+        Case(args=(["the", "cat", "ran", "on", "a", "mat"], cat), checker=_bleu_checker("no4gram"),
              label="no 4-gram in common"),
-        Case(args=("dogs bark".split(), cat), checker=_bleu_checker("nomatch"), label="nothing in common"),
-        Case(args=("the cat sat".split(), cat), checker=_bleu_checker("short", 100 * np.exp(-1.0)),
+        Case(args=(["dogs", "bark"], cat), checker=_bleu_checker("nomatch"), label="nothing in common"),
+        Case(args=(["the", "cat", "sat"], cat), checker=_bleu_checker("short", 100 * np.exp(-1.0)),
              label="a short exact prefix"),
     ]
 
@@ -332,7 +332,7 @@ register(Exercise(
     stub=b_sentence_bleu,
     hint=(
         "Reuse the clipped precision of exercise 2 as counts (matches, total), one pair per n.",
-        "p_1 = m_1 / t_1; p_n = (m_n + 1) / (t_n + 1) for n = 2..4; BLEU = 100 * BP * exp(mean log p_n), "
-        "BP = min(1, exp(1 - len(ref) / len(hyp))); a zero p_1 gives 0.",
+        ("p_1 = m_1 / t_1; p_n = (m_n + 1) / (t_n + 1) for n = 2..4; BLEU = 100 * BP * exp(mean log p_n), "
+         "BP = min(1, exp(1 - len(ref) / len(hyp))); a zero p_1 gives 0."),
     ),
 ))
