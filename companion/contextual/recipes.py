@@ -204,7 +204,13 @@ def run_grid(encoder_state: dict, enc_cfg: AWDLSTMConfig, n_classes: int,
              train: tuple[list[list[int]], list[int]], test: tuple[list[list[int]], list[int]],
              base: FineTunePlan, *, sizes: Sequence[int | None], seeds: Sequence[int],
              methods: Sequence[str], pad_id: int, device: str | None = None) -> list[dict]:
-    """One row per (method, labelled examples, seed): accuracy on ``test`` and seconds."""
+    """One row per (method, labelled examples, seed): accuracy on ``test`` and seconds.
+
+    "from scratch" starts its embeddings as AWD-LSTM does (``embed_init_std=None``, uniform in
+    +-0.1): from scratch that start trained better than the larger one the pre-training uses
+    (68.8 % against 61.0 % at 1,000 SST-2 labels, laptop preset), so the baseline is the
+    stronger of the two."""
+    scratch_cfg = replace(enc_cfg, embed_init_std=None)
     rows = []
     for n in sizes:
         for seed in seeds:
@@ -215,8 +221,9 @@ def run_grid(encoder_state: dict, enc_cfg: AWDLSTMConfig, n_classes: int,
                     raise ValueError(f"unknown method {method!r}; use one of {list(METHODS)}")
                 plan = replace(base, seed=seed, epochs=classifier_epochs(len(idx), base.batch_size, base.epochs),
                                **METHODS[method])
-                state = None if method == "from scratch" else encoder_state
-                r = run_classifier(state, enc_cfg, n_classes, part, test, plan, pad_id=pad_id, device=device)
+                scratch = method == "from scratch"
+                r = run_classifier(None if scratch else encoder_state, scratch_cfg if scratch else enc_cfg,
+                                   n_classes, part, test, plan, pad_id=pad_id, device=device)
                 rows.append({"method": method, "labels": len(idx), "seed": seed, **r})
     return rows
 
