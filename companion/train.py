@@ -37,6 +37,7 @@ from .fileio import umask_mode
 Batch = Any
 LossFn = Callable[[nn.Module, Batch], torch.Tensor]
 EvalFn = Callable[[nn.Module], Mapping[str, float]]
+ScheduleFn = Callable[[int, torch.optim.Optimizer], None]
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "adagrad")
 
@@ -186,6 +187,7 @@ def fit(
     evaluate: EvalFn | None = None,
     optimizer: torch.optim.Optimizer | None = None,
     count_fn: Callable[[Batch], int] = _default_count,
+    schedule: ScheduleFn | None = None,
 ) -> History:
     """Train ``model`` and return its :class:`History`.
 
@@ -199,6 +201,10 @@ def fit(
             ``torch.no_grad()``; its ``config.monitor`` key drives early stopping.
         optimizer: use this optimizer instead of building one from the config.
         count_fn: how many items (examples, tokens) a batch holds, for the throughput.
+        schedule: ``schedule(step, optimizer)`` is called before every optimizer step with the
+            number of steps taken so far in this call (0, 1, ...), and sets the rates it wants
+            in ``optimizer.param_groups`` (a warm-up, slanted triangular rates, one rate per
+            group). ``None``: the rates stay as the optimizer was built.
 
     Raises:
         ValueError: for a bad config, an empty epoch, a non-finite loss or a missing monitor key.
@@ -273,6 +279,8 @@ def fit(
                 )
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if schedule is not None:
+                schedule(hist.steps, opt)
             if config.clip_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip_grad_norm)
             opt.step()

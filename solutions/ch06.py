@@ -121,3 +121,25 @@ def b_self_similarity(vectors):
     g = v @ v.T
     i, j = _np.triu_indices(len(v), k=1)
     return float(g[i, j].mean())
+
+
+def b_sentence_bleu(hypothesis, reference):
+    """Add-one smoothing for n = 2..4 (Lin & Och 2004; sacrebleu's smooth_method="add-k" with
+    k = 1, which tests/test_contextual_cove.py checks this against). Unigrams stay unsmoothed,
+    so a hypothesis with no word of the reference still scores 0."""
+    import math
+
+    if not hypothesis:
+        return 0.0
+    log_p = 0.0
+    for n in range(1, 5):
+        hyp = _Counter(tuple(hypothesis[i:i + n]) for i in range(len(hypothesis) - n + 1))
+        ref = _Counter(tuple(reference[i:i + n]) for i in range(len(reference) - n + 1))
+        match, total = sum(min(c, ref[g]) for g, c in hyp.items()), sum(hyp.values())
+        if n > 1:
+            match, total = match + 1, total + 1
+        if match == 0:
+            return 0.0
+        log_p += math.log(match / total) / 4
+    bp = min(1.0, math.exp(1 - len(reference) / len(hypothesis)))
+    return 100 * bp * math.exp(log_p)

@@ -158,3 +158,16 @@ def test_bleu_equals_sacrebleu(seed, smooth):
     theirs2 = sacrebleu.corpus_bleu([" ".join(h) for h in hyps], [[" ".join(r) for r in refs],
                                     [" ".join(r) for r in refs2]], tokenize="none", smooth_method=smooth)
     assert ours2.score == pytest.approx(theirs2.score, abs=1e-9)
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sentence_bleu_exercise_solution_equals_sacrebleu_add_one(seed):
+    sacrebleu = pytest.importorskip("sacrebleu")
+    import solutions
+
+    ours = solutions.get("ch06.b_sentence_bleu")
+    for h, r in zip(*_random_corpus(seed)):
+        theirs = sacrebleu.sentence_bleu(" ".join(h), [" ".join(r)], smooth_method="add-k",
+                                         smooth_value=1, tokenize="none").score
+        assert ours(h, r) == pytest.approx(theirs, abs=1e-9)

@@ -145,19 +145,38 @@ def test_lm_fine_tuning_lowers_the_loss():
 
 
 def test_every_step_sets_each_groups_rate_to_stlr_times_its_discriminative_rate():
-    from companion.contextual.ulmfit import _optimizer, _scheduled
+    from companion.contextual.ulmfit import _optimizer, rate_schedule
 
     clf = _clf()
     groups = layer_groups(clf)
     plan = FineTunePlan(lr=0.01)
     opt, lrs = _optimizer(groups, plan)
     assert [g["lr"] for g in opt.param_groups] == pytest.approx(discriminative_lrs(5, 0.01))
-    step = [0]
-    loss = _scheduled(lambda m, b: torch.zeros(()), opt, lrs, 50, plan, step)
-    for t in range(12):
-        loss(clf, None)
+    first, second = rate_schedule(lrs, 50, plan), rate_schedule(lrs, 50, plan, offset=6)
+    for t in range(12):  # two fit calls of six steps each: the second continues the schedule
+        (first if t < 6 else second)(t % 6, opt)
         want = [lr * stlr(t, 50, 1.0) for lr in discriminative_lrs(5, 0.01)]
         assert [g["lr"] for g in opt.param_groups] == pytest.approx(want)
+
+
+def test_classifier_training_applies_the_schedule_at_every_step(monkeypatch):
+    # through fit's hook: the rates the optimizer steps with are STLR's, step after step
+    import companion.contextual.ulmfit as U
+
+    seen = []
+    real_step = torch.optim.Adam.step
+
+    def spy(self, *a, **k):
+        seen.append(self.param_groups[-1]["lr"])
+        return real_step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", spy)
+    clf = _clf()
+    seqs, labels = [[2, 3], [4, 5, 6], [7], [8, 9]] * 4, [0, 1, 0, 1] * 4
+    plan = FineTunePlan(epochs=2, lr=0.01, batch_size=4, gradual_unfreezing=False)
+    info = U.train_classifier(clf, seqs, labels, plan, pad_id=1)
+    total = int(info["steps"])
+    assert total == 8 and seen == pytest.approx([stlr(t, total, 0.01) for t in range(total)])
 
 
 def test_batches_and_bad_input():
@@ -199,3 +218,39 @@ def test_recipe_helpers():
     with pytest.raises(ValueError, match="unknown method"):
         run_grid({}, AWDLSTMConfig(10), 2, ([[2]], [0]), ([[2]], [0]), FineTunePlan(),
                  sizes=[None], seeds=[0], methods=["magic"], pad_id=1)
+
+
+def test_output_bias_starts_at_the_unigram_distribution():
+    lm = AWDLSTMLM(AWDLSTMConfig(vocab_size=5, emb_dim=4, hidden=6, n_layers=2))
+    lm.init_output_bias([3, 0, 1, 7, 4])
+    p = torch.softmax(lm.out.logits(torch.zeros(1, 4)), dim=-1)[0]
+    torch.testing.assert_close(p, torch.tensor([4.0, 1.0, 2.0, 8.0, 5.0]) / 20)
+    with pytest.raises(ValueError, match="vocab_size"):
+        lm.init_output_bias([1, 2])
+
+
+def test_encoder_diagnostics_read_saturation_and_a_frozen_probe():
+    from companion.contextual.recipes import encoder_diagnostics
+
+    cfg = AWDLSTMConfig(vocab_size=12, emb_dim=4, hidden=6, n_layers=2, pad_id=1)
+    seqs = [[2 + (i % 2), 4, 5, 6, 7, 8][: 3 + i % 3] for i in range(40)]
+    labels = [i % 2 for i in range(40)]  # the first word is the label
+    rand = encoder_diagnostics(None, cfg, (seqs, labels), (seqs, labels), pad_id=1)
+    assert set(rand) == {"mean |h|", "share |h| > 0.9", "spread across sentences", "frozen probe accuracy"}
+    assert 0 <= rand["share |h| > 0.9"] <= 1 and rand["frozen probe accuracy"] == 1.0
+    state = {k: v.clone() for k, v in AWDLSTM(cfg).state_dict().items()}
+    for k, v in state.items():  # a saturated encoder: gates wide open, the memory grows, |h| -> 1
+        if "weight_ih" in k:
+            state[k] = v.sign() * 5
+        if "bias_ih" in k:
+            state[k] = torch.full_like(v, 20.0)
+    sat = encoder_diagnostics(state, cfg, (seqs, labels), (seqs, labels), pad_id=1)
+    assert sat["share |h| > 0.9"] > 0.5 > rand["share |h| > 0.9"]
+
+
+def test_embedding_start_is_configurable():
+    small = AWDLSTM(AWDLSTMConfig(vocab_size=500, emb_dim=8, hidden=6, n_layers=1))
+    big = AWDLSTM(AWDLSTMConfig(vocab_size=500, emb_dim=8, hidden=6, n_layers=1, embed_init_std=0.5))
+    assert small.embed.weight.abs().max() <= 0.1 and abs(big.embed.weight.std().item() - 0.5) < 0.05
+    with pytest.raises(ValueError, match="embed_init_std"):
+        AWDLSTMConfig(vocab_size=5, embed_init_std=0.0).validate()

@@ -317,3 +317,30 @@ def test_trains_on_cuda(tmp_path):
     assert next(model.parameters()).is_cuda
     assert hist.epoch_loss[-1] < hist.epoch_loss[0] / 10
     load_checkpoint(model, save_checkpoint(model, tmp_path / "c.safetensors"), device="cuda")
+
+
+def test_schedule_sets_the_rate_before_each_step():
+    # SGD with one weight: w <- w - lr * grad, grad of (w * x).sum() is x.sum(); the schedule's
+    # rates (0, 1, 0, 2) must each act on the step they were set for, and nothing else changes.
+    from companion.train import TrainConfig, fit
+
+    w = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        w.weight.fill_(0.0)
+    seen, rates = [], [0.0, 1.0, 0.0, 2.0]
+
+    def schedule(step, opt):
+        seen.append(step)
+        for g in opt.param_groups:
+            g["lr"] = rates[step]
+
+    batches = [torch.ones(1, 1)] * 4
+    cfg = TrainConfig(optimizer="sgd", lr=5.0, clip_grad_norm=None, progress=False)
+    fit(w, batches, config=cfg, loss_fn=lambda m, b: m(b).sum(), schedule=schedule)
+    assert seen == [0, 1, 2, 3]
+    assert w.weight.item() == -3.0  # -(0 + 1 + 0 + 2) * 1; lr=5 never used
+    w2 = torch.nn.Linear(1, 1, bias=False)  # without a schedule the configured rate is used
+    with torch.no_grad():
+        w2.weight.fill_(0.0)
+    fit(w2, batches, config=cfg, loss_fn=lambda m, b: m(b).sum())
+    assert w2.weight.item() == -20.0

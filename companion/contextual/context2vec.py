@@ -81,7 +81,12 @@ class Context2Vec(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(2 * c.hidden, c.mlp_hidden), nn.ReLU(),
                                  nn.Linear(c.mlp_hidden, c.out_dim))
         self.target = nn.Embedding(c.vocab_size, c.out_dim)
-        nn.init.zeros_(self.target.weight)  # word2vec's choice for the output vectors
+        # Not word2vec's zero start: word2vec's *input* vectors differ from the first step, but
+        # here the contexts come out of an untrained LSTM + MLP nearly parallel, and zero targets
+        # would all move along that one average context; the model then sits for hundreds of
+        # steps on the unigram solution (every blank, the same fillers). Small random targets
+        # give each word its own direction from step one (tests/test_contextual_context2vec.py).
+        nn.init.normal_(self.target.weight, std=0.1)
         noise = torch.as_tensor(counts, dtype=torch.float64).clamp(min=0) ** c.power
         for special in {bos_id, pad_id}:
             noise[special] = 0.0  # never sample the boundary or padding as a noise word
@@ -172,7 +177,7 @@ def sentence_batches(sentences: Sequence[Sequence[int]], batch_size: int, pad_id
 
 
 def train_context2vec(model: Context2Vec, sentences: Sequence[Sequence[int]], *, epochs: int = 1,
-                      batch_size: int = 64, lr: float = 3e-3, seed: int = 0, max_steps: int | None = None,
+                      batch_size: int = 64, lr: float = 1e-2, seed: int = 0, max_steps: int | None = None,
                       device: str | None = None, progress: bool = True) -> History:
     """Adam through :func:`companion.train.fit`, sentences reshuffled each epoch."""
     config = TrainConfig(epochs=epochs, lr=lr, seed=seed, device=device, max_steps=max_steps,

@@ -27,6 +27,8 @@ from .ulmfit import (
     ConcatPoolClassifier,
     FineTunePlan,
     accuracy,
+    concat_pool,
+    pad_batch,
     train_classifier,
 )
 
@@ -90,14 +92,17 @@ class ULMFiTPreset:
 
 def ulmfit_preset(scale: str | None = None) -> ULMFiTPreset:
     enc = {"embed_p": 0.02, "input_p": 0.25, "hidden_p": 0.15, "weight_p": 0.2, "output_p": 0.1}
+    # short runs: larger embeddings at the start (no saturated top layer; see AWDLSTMConfig) and
+    # lr 1e-2 for the LM (held-out perplexity 195 against 293 with 3e-3 and the small start)
+    short = {**enc, "embed_init_std": 0.5}
     return pick(
-        ci=ULMFiTPreset(30_000, 2_000, AWDLSTMConfig(1, emb_dim=16, hidden=32, **enc),
-                        LMPlan(batch_size=16, seq_len=35, max_steps=30, evals=1, eval_tokens=2_000),
-                        FineTunePlan(epochs=1, lr=3e-3, batch_size=16),
+        ci=ULMFiTPreset(30_000, 2_000, AWDLSTMConfig(1, emb_dim=16, hidden=32, **short),
+                        LMPlan(batch_size=16, seq_len=35, lr=1e-2, max_steps=30, evals=1, eval_tokens=2_000),
+                        FineTunePlan(epochs=1, lr=1e-2, batch_size=16),
                         FineTunePlan(epochs=5, lr=1e-2), (100,), (0,), 100),
-        laptop=ULMFiTPreset(150_000, 6_000, AWDLSTMConfig(1, emb_dim=64, hidden=128, **enc),
-                            LMPlan(batch_size=64, seq_len=35, epochs=1, evals=2, eval_tokens=10_000),
-                            FineTunePlan(epochs=1, lr=3e-3, batch_size=32),
+        laptop=ULMFiTPreset(150_000, 6_000, AWDLSTMConfig(1, emb_dim=64, hidden=128, **short),
+                            LMPlan(batch_size=64, seq_len=35, lr=1e-2, epochs=1, evals=2, eval_tokens=10_000),
+                            FineTunePlan(epochs=1, lr=1e-2, batch_size=32),
                             FineTunePlan(epochs=5, lr=1e-2), (100, 300, 1_000), (0, 1, 2), 100),
         gpu=ULMFiTPreset(5_800_000, 30_000, AWDLSTMConfig(1, emb_dim=400, hidden=1150, **enc),
                          LMPlan(batch_size=64, seq_len=70, lr=1e-3, epochs=10, evals=20, eval_tokens=200_000),
@@ -112,8 +117,8 @@ def context2vec_preset(vocab_size: int, scale: str | None = None) -> tuple[Conte
                laptop=Context2VecConfig(vocab_size, emb_dim=64, hidden=64, mlp_hidden=128, out_dim=64),
                gpu=Context2VecConfig(vocab_size, emb_dim=600, hidden=600, mlp_hidden=1200, out_dim=600),
                scale=scale)
-    plan = pick(ci={"epochs": 1, "max_steps": 20, "batch_size": 64, "lr": 3e-3},
-                laptop={"epochs": 1, "max_steps": 100, "batch_size": 128, "lr": 3e-3},
+    plan = pick(ci={"epochs": 1, "max_steps": 20, "batch_size": 64, "lr": 1e-2},
+                laptop={"epochs": 1, "max_steps": 300, "batch_size": 128, "lr": 1e-2},
                 gpu={"epochs": 5, "max_steps": None, "batch_size": 256, "lr": 1e-3}, scale=scale)
     return cfg, plan
 
@@ -190,6 +195,8 @@ METHODS: dict[str, dict] = {
     "ULMFiT, no discriminative lr": {"discriminative": False},
     "ULMFiT, no STLR": {"stlr": False},
     "ULMFiT, no gradual unfreezing": {"gradual_unfreezing": False},
+    # the control that separates the start from the recipe: pre-trained weights, scratch's rates
+    "pre-trained, scratch's recipe": {"discriminative": False, "gradual_unfreezing": False},
 }
 
 
@@ -197,7 +204,13 @@ def run_grid(encoder_state: dict, enc_cfg: AWDLSTMConfig, n_classes: int,
              train: tuple[list[list[int]], list[int]], test: tuple[list[list[int]], list[int]],
              base: FineTunePlan, *, sizes: Sequence[int | None], seeds: Sequence[int],
              methods: Sequence[str], pad_id: int, device: str | None = None) -> list[dict]:
-    """One row per (method, labelled examples, seed): accuracy on ``test`` and seconds."""
+    """One row per (method, labelled examples, seed): accuracy on ``test`` and seconds.
+
+    "from scratch" starts its embeddings as AWD-LSTM does (``embed_init_std=None``, uniform in
+    +-0.1): from scratch that start trained better than the larger one the pre-training uses
+    (68.8 % against 61.0 % at 1,000 SST-2 labels, laptop preset), so the baseline is the
+    stronger of the two."""
+    scratch_cfg = replace(enc_cfg, embed_init_std=None)
     rows = []
     for n in sizes:
         for seed in seeds:
@@ -208,8 +221,9 @@ def run_grid(encoder_state: dict, enc_cfg: AWDLSTMConfig, n_classes: int,
                     raise ValueError(f"unknown method {method!r}; use one of {list(METHODS)}")
                 plan = replace(base, seed=seed, epochs=classifier_epochs(len(idx), base.batch_size, base.epochs),
                                **METHODS[method])
-                state = None if method == "from scratch" else encoder_state
-                r = run_classifier(state, enc_cfg, n_classes, part, test, plan, pad_id=pad_id, device=device)
+                scratch = method == "from scratch"
+                r = run_classifier(None if scratch else encoder_state, scratch_cfg if scratch else enc_cfg,
+                                   n_classes, part, test, plan, pad_id=pad_id, device=device)
                 rows.append({"method": method, "labels": len(idx), "seed": seed, **r})
     return rows
 
@@ -287,3 +301,39 @@ def cell_speed(*, emb_dim: int = 64, hidden: int = 128, batch_size: int = 32, se
         out[f"{cell}_tokens_per_s"] = batch_size * seq_len / sorted(times)[len(times) // 2]
     out["speedup"] = out["torch_tokens_per_s"] / out["ours_tokens_per_s"]
     return out
+
+
+@torch.no_grad()
+def encoder_diagnostics(encoder_state: dict | None, enc_cfg: AWDLSTMConfig,
+                        train: tuple[list[list[int]], list[int]], test: tuple[list[list[int]], list[int]],
+                        *, pad_id: int, seed: int = 0) -> dict[str, float]:
+    """What an encoder hands the classifier, before any fine-tuning: its last layer's states on
+    ``test`` (mean ``|h|``, the share of units beyond 0.9 in size, i.e. near the flat ends of the
+    tanh, and the spread of the pooled vector across sentences) and the test accuracy of a
+    logistic regression on the frozen, standardised concat-pooled states trained on ``train``
+    (does the encoder carry the label at all?). ``encoder_state=None``: a random encoder."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    torch.manual_seed(seed)
+    enc = AWDLSTM(enc_cfg).eval()
+    if encoder_state is not None:
+        enc.load_state_dict(encoder_state)
+
+    def pooled(seqs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        hs, ps = [], []
+        for s in range(0, len(seqs), 256):
+            ids, lengths = pad_batch(seqs[s:s + 256], pad_id)
+            h = enc(ids)[0][-1]
+            valid = torch.arange(h.shape[1])[None, :] < lengths[:, None]
+            hs.append(h[valid])
+            ps.append(concat_pool(h, lengths))
+        return torch.cat(hs), torch.cat(ps)
+
+    h, p_test = pooled(test[0])
+    _, p_train = pooled(train[0])
+    scaler = StandardScaler().fit(p_train.numpy())
+    probe = LogisticRegression(max_iter=2000, C=0.1).fit(scaler.transform(p_train.numpy()), train[1])
+    return {"mean |h|": float(h.abs().mean()), "share |h| > 0.9": float((h.abs() > 0.9).float().mean()),
+            "spread across sentences": float(p_test.std(0).mean()),
+            "frozen probe accuracy": float(probe.score(scaler.transform(p_test.numpy()), test[1]))}

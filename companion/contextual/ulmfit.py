@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -46,6 +46,11 @@ class AWDLSTMConfig:
         hidden_p: locked dropout between layers. weight_p: DropConnect on each ``W_hh``.
         output_p: locked dropout on the last layer's output (before the softmax / pooling).
         pad_id: the padding id (its embedding row starts at zero and gets no gradient).
+        embed_init_std: ``None``: embeddings start uniform in [-0.1, 0.1] (AWD-LSTM's and fastai's
+            choice, for runs of hundreds of epochs); a number: normal with this deviation. With
+            the tied softmax, logits are embedding . state, so tiny embeddings make a short run
+            push the top layer's states to +-1 to reach confident predictions (chapter 6a
+            measured 62 % of them beyond 0.9 after one epoch); the laptop presets start at 0.5.
     """
 
     vocab_size: int
@@ -58,8 +63,11 @@ class AWDLSTMConfig:
     weight_p: float = 0.2
     output_p: float = 0.1
     pad_id: int | None = None
+    embed_init_std: float | None = None
 
     def validate(self) -> None:
+        if self.embed_init_std is not None and not self.embed_init_std > 0:
+            raise ValueError(f"embed_init_std must be positive or None, got {self.embed_init_std!r}")
         for name in ("vocab_size", "emb_dim", "hidden", "n_layers"):
             _check_pos_int(name, getattr(self, name))
         for name in ("embed_p", "input_p", "hidden_p", "weight_p", "output_p"):
@@ -77,7 +85,10 @@ class AWDLSTM(nn.Module):
         config.validate()
         c = self.config = config
         self.embed = DroppedEmbedding(c.vocab_size, c.emb_dim, c.embed_p, padding_idx=c.pad_id)
-        nn.init.uniform_(self.embed.weight, -0.1, 0.1)
+        if c.embed_init_std is None:
+            nn.init.uniform_(self.embed.weight, -0.1, 0.1)
+        else:
+            nn.init.normal_(self.embed.weight, std=c.embed_init_std)
         if c.pad_id is not None:
             with torch.no_grad():
                 self.embed.weight[c.pad_id].zero_()
@@ -128,6 +139,18 @@ class AWDLSTMLM(nn.Module):
                  ) -> tuple[torch.Tensor, GroupState]:
         outputs, state = self.encoder(ids, state)
         return self.out_drop(outputs[-1]), state
+
+    @torch.no_grad()
+    def init_output_bias(self, counts: Sequence[int]) -> None:
+        """Start the softmax bias at the log unigram distribution (add-one smoothed), so that a
+        zero state already predicts word frequencies. Without it, a short pre-training run has
+        the tied softmax learn the frequencies through the top layer: its states grow towards
+        +-1 along one shared direction (saturated, nearly the same for every sentence), a poor
+        start for the classifier (chapter 6a measures both)."""
+        if len(counts) != self.config.vocab_size:
+            raise ValueError(f"counts has {len(counts)} entries but vocab_size is {self.config.vocab_size}")
+        n = torch.as_tensor(counts, dtype=torch.float64).clamp(min=0) + 1.0
+        self.out.bias.copy_((n / n.sum()).log().to(self.out.bias.dtype))
 
     def loss(self, batch) -> torch.Tensor:
         x, y = batch
@@ -268,18 +291,18 @@ def _optimizer(groups, plan: FineTunePlan) -> tuple[torch.optim.Optimizer, list[
     return opt, lrs
 
 
-def _scheduled(loss: Callable, opt, lrs: list[float], total: int, plan: FineTunePlan, step: list[int]):
-    """Wrap ``loss`` so that each step first sets every group's rate (``fit`` runs one optimizer
-    step per loss call, so this is where a per-step schedule goes)."""
+def rate_schedule(lrs: list[float], total: int, plan: FineTunePlan, offset: int = 0):
+    """The hook :func:`companion.train.fit` calls before each optimizer step: every group's rate
+    at step ``offset + step`` of ``total`` (its discriminative rate times the STLR factor, or
+    times 1 without STLR). ``offset`` carries the step count across several ``fit`` calls."""
 
-    def wrapped(model, batch):
-        factor = stlr(min(step[0], total), total, 1.0, plan.cut_frac, plan.ratio) if plan.stlr else 1.0
+    def schedule(step: int, opt: torch.optim.Optimizer) -> None:
+        t = min(offset + step, total)
+        factor = stlr(t, total, 1.0, plan.cut_frac, plan.ratio) if plan.stlr else 1.0
         for g, lr in zip(opt.param_groups, lrs):
             g["lr"] = lr * factor
-        step[0] += 1
-        return loss(model, batch)
 
-    return wrapped
+    return schedule
 
 
 def finetune_lm(lm: AWDLSTMLM, ids: Sequence[int], plan: FineTunePlan, *, seq_len: int = 35,
@@ -291,11 +314,10 @@ def finetune_lm(lm: AWDLSTMLM, ids: Sequence[int], plan: FineTunePlan, *, seq_le
     set_trainable(groups, len(groups))
     opt, lrs = _optimizer(groups, plan)
     total = len(tb.stream) * plan.epochs
-    loss = _scheduled(tb.loss, opt, lrs, total, plan, [0])
     config = TrainConfig(epochs=plan.epochs, lr=plan.lr, clip_grad_norm=plan.clip, seed=plan.seed,
                          device=device, progress=progress)
-    return fit(lm, tb.batches, config=config, loss_fn=loss, optimizer=opt,
-               count_fn=lambda b: int(b[1].numel()))
+    return fit(lm, tb.batches, config=config, loss_fn=tb.loss, optimizer=opt,
+               count_fn=lambda b: int(b[1].numel()), schedule=rate_schedule(lrs, total, plan))
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -360,14 +382,14 @@ def train_classifier(clf: ConcatPoolClassifier, seqs: Sequence[Sequence[int]], l
     total = n_batches * plan.epochs
     schedule = (unfreeze_schedule(len(groups), plan.epochs) if plan.gradual_unfreezing
                 else [len(groups)] * plan.epochs)
-    step = [0]
-    loss = _scheduled(lambda m, b: m.loss(b), opt, lrs, total, plan, step)
+    steps = 0
     start = time.perf_counter()
     for e in range(plan.epochs):
         set_trainable(groups, schedule[e])
         batches = classification_batches(seqs, labels, plan.batch_size, pad_id, plan.seed * 1000 + e)
         config = TrainConfig(epochs=1, lr=plan.lr, clip_grad_norm=plan.clip, seed=plan.seed * 1000 + e,
                              device=device, progress=progress)
-        fit(clf, batches, config=config, loss_fn=loss, optimizer=opt)
+        steps += fit(clf, batches, config=config, optimizer=opt,
+                     schedule=rate_schedule(lrs, total, plan, offset=steps)).steps
     set_trainable(groups, len(groups))
-    return {"seconds": time.perf_counter() - start, "steps": float(step[0])}
+    return {"seconds": time.perf_counter() - start, "steps": float(steps)}

@@ -262,3 +262,77 @@ register(Exercise(
     stub=b_self_similarity,
     hint=("Normalise the rows, take the Gram matrix, and average its entries above the diagonal.",),
 ))
+
+# --------------------------------------------------------------------------- extend: smoothed BLEU
+
+
+def b_sentence_bleu(hypothesis: list[str], reference: list[str]) -> float:
+    """BLEU (0-100) of one sentence against one reference, with add-one smoothing of the 2-,
+    3- and 4-gram precisions (Lin & Och 2004)."""
+    # Your code here: clipped precisions, add one to the n > 1 counts, geometric mean, brevity
+    # penalty.
+    raise NotImplementedError("write b_sentence_bleu")
+
+
+def _bleu_checker(kind: str, ref_score: float | None = None):
+    def check(value):
+        if not isinstance(value, (float, int, np.floating)) or not np.isfinite(value):
+            return False, f"return a finite number, got {value!r}"
+        if not 0 <= value <= 100:
+            return False, f"BLEU lies in [0, 100], got {value:.3f}"
+        if kind == "perfect" and abs(value - 100) > 1e-6:
+            return False, "a hypothesis equal to its reference scores 100"
+        if kind == "no4gram" and value <= 0:
+            return False, ("no 4-gram matches, yet smoothing should keep the score above 0: "
+                           "add one to the matches *and* the total for n > 1")
+        if kind == "nomatch" and value > 1e-9:
+            return False, "no word of the hypothesis is in the reference: the unigram precision is 0, so is BLEU"
+        if kind == "short" and value > 100 * np.exp(1 - 6 / 3) + 1e-6:
+            return False, "a 3-word hypothesis of a 6-word reference needs the brevity penalty exp(1 - 6/3)"
+        if ref_score is not None and abs(value - ref_score) > 1e-6:
+            return False, f"expected {ref_score:.4f} (add-one smoothing for n = 2..4 only)"
+        return True
+
+    return check
+
+
+def _bleu_cases() -> list[Case]:
+    cat = ["the", "cat", "sat", "on", "the", "mat"]
+    # "the cat sat" vs the reference: p1 = 3/3, p2 = 2/2 -> 3/3, p3 = 1/1 -> 2/2, p4: 0/0 -> 1/1;
+    # brevity penalty exp(1 - 6/3): BLEU = 100 * exp(-1)
+    return [
+        Case(args=(cat, cat), checker=_bleu_checker("perfect"), label="identical sentences"),
+        Case(args=(["the", "cat", "ran", "on", "a", "mat"], cat), checker=_bleu_checker("no4gram"),
+             label="no 4-gram in common"),
+        Case(args=(["dogs", "bark"], cat), checker=_bleu_checker("nomatch"), label="nothing in common"),
+        Case(args=(["the", "cat", "sat"], cat), checker=_bleu_checker("short", 100 * np.exp(-1.0)),
+             label="a short exact prefix"),
+    ]
+
+
+register(Exercise(
+    id="ch06.b_sentence_bleu",
+    title="BLEU for one sentence",
+    kind="extend",
+    prompt="""
+        Corpus BLEU adds up n-gram matches over all sentences before it divides. Scored one
+        sentence at a time, a short caption often has no 4-gram in common with its reference,
+        the geometric mean is 0, and so is BLEU, however good the other precisions. Lin & Och
+        (2004) add one to the matches and to the total of every n > 1 (not to the unigrams).
+
+        1. Write `b_sentence_bleu(hypothesis, reference)` (token lists, one reference; a score
+           in 0-100, with the brevity penalty); check() runs loose checks on four cases.
+        2. Score the chapter's CoVe translations (`hyps`, `mt.test`) one by one: which captions
+           does the MT-LSTM translate best? Does the mean of the sentence scores agree with the
+           corpus score printed in section 3.1?
+        3. sacrebleu's `sentence_bleu(..., smooth_method="add-k", tokenize="none")` should agree
+           with yours.
+    """,
+    cases=_bleu_cases,
+    stub=b_sentence_bleu,
+    hint=(
+        "Reuse the clipped precision of exercise 2 as counts (matches, total), one pair per n.",
+        ("p_1 = m_1 / t_1; p_n = (m_n + 1) / (t_n + 1) for n = 2..4; BLEU = 100 * BP * exp(mean log p_n), "
+         "BP = min(1, exp(1 - len(ref) / len(hyp))); a zero p_1 gives 0."),
+    ),
+))
