@@ -310,14 +310,18 @@ def test_300d_encoder_over_every_task_at_ci_scale_in_under_a_minute():
     # CPU time of this process, not wall time: under `pytest -n 2` on two cores (or a busy
     # machine) the wall clock measures the neighbours too (151 s wall was seen for ~10 s of CPU).
     # `python -m benchmarks senteval_speed` reports the wall time on the real tasks.
-    # One torch thread: idle OpenMP threads that spin on a loaded machine add CPU time that is
-    # not work (99 CPU-s was seen once under load 15, against ~10 s quiet).
+    # One thread for torch, OpenMP and OpenBLAS (threadpoolctl comes with scikit-learn): idle
+    # BLAS/OpenMP threads spin on a loaded machine and add CPU time that is not work (99 and
+    # 123 CPU-s were seen under load, against ~7 s with one thread).
+    from threadpoolctl import threadpool_limits
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        t0, c0 = time.perf_counter(), time.process_time()
-        rep = senteval(RandomBowEncoder(300), tasks, config=CI)
-        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        with threadpool_limits(limits=1):
+            t0, c0 = time.perf_counter(), time.process_time()
+            rep = senteval(RandomBowEncoder(300), tasks, config=CI)
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         torch.set_num_threads(threads)
     print(f"300-d random-projection bag of words, 10 tasks at ci scale: {cpu:.1f} s CPU, "
