@@ -195,6 +195,19 @@ class KVCache:
         return K.narrow(2, 0, end), V.narrow(2, 0, end)
 
 
+def _fast_sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+               dropout_p: float, causal: bool) -> torch.Tensor:
+    """torch's fused attention (equal to ours, tested). On the CPU under bf16 autocast it attends
+    in fp32: torch's CPU flash attention is ~3x slower in bf16 than in fp32 (measured in
+    benchmarks/bench_transformer.py's step)."""
+    low = q.device.type == "cpu" and q.dtype == torch.bfloat16
+    with torch.autocast("cpu", enabled=False) if low else contextlib.nullcontext():
+        if low:
+            q, k, v = q.float(), k.float(), v.float()
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal)
+    return y.to(torch.bfloat16) if low else y
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head self-attention with one fused q/k/v projection (``qkv``) and an output
     projection (``proj``).
@@ -232,14 +245,7 @@ class MultiHeadAttention(nn.Module):
             mask = mask[:, None]  # one mask for all heads
         p = self.dropout if self.training else 0.0
         if self.use_sdpa:
-            # torch's CPU flash attention is ~3x slower in bf16 than in fp32 (measured in
-            # benchmarks/bench_transformer.py's step): under CPU autocast attend in fp32
-            low = q.device.type == "cpu" and q.dtype == torch.bfloat16
-            with torch.autocast("cpu", enabled=False) if low else contextlib.nullcontext():
-                if low:
-                    q, k, v = q.float(), k.float(), v.float()
-                y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=causal)
-            y = y.to(torch.bfloat16) if low else y
+            y = _fast_sdpa(q, k, v, mask, p, causal)
         else:
             if causal:
                 mask = causal_mask(T, x.device)
