@@ -15,7 +15,6 @@ layers.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import sys
@@ -27,20 +26,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..fileio import atomic_write_text, sha256_file, verified_meta
+
 CKPT_DIR = Path(__file__).resolve().parent / "checkpoints" / "ch06_elmo_laptop"
 FILES = ("bilm.safetensors", "vocab.json")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop", seed: int = 0) -> dict:
@@ -62,7 +51,7 @@ def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop
     save_file(state, tmp, metadata={"format": "pt"})
     os.chmod(tmp, 0o644)
     os.replace(tmp, directory / "bilm.safetensors")
-    _atomic_write_text(directory / "vocab.json", json.dumps(vocab.itos, ensure_ascii=False) + "\n")
+    atomic_write_text(directory / "vocab.json", json.dumps(vocab.itos, ensure_ascii=False) + "\n")
     meta = {
         "what": "chapter 6b's ELMo biLM trained at BOOK_SCALE=" + scale,
         "script": "python -m companion.contextual.small_elmo",
@@ -71,9 +60,9 @@ def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop
         "heldout_ppl": round(float(ppl), 2),
         "final_train_loss": round(float(np.mean(hist.step_loss[-10:])), 4),
         "cpu_seconds": round(cpu, 1), "wall_seconds": round(time.perf_counter() - t0, 1),
-        "sha256": {f: _sha256(directory / f) for f in FILES},
+        "sha256": {f: sha256_file(directory / f) for f in FILES},
     }
-    _atomic_write_text(directory / "meta.json", json.dumps(meta, indent=1) + "\n")
+    atomic_write_text(directory / "meta.json", json.dumps(meta, indent=1) + "\n")
     return meta
 
 
@@ -85,15 +74,7 @@ def load_small_elmo(directory: str | os.PathLike = CKPT_DIR, device: str | None 
     from .elmo import BiLM, BiLMConfig, WordVocab
 
     directory = Path(directory)
-    meta_path = directory / "meta.json"
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"{meta_path} is missing; create it with `python -m companion.contextual.small_elmo`")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    for f in FILES:
-        if not (directory / f).is_file():
-            raise FileNotFoundError(f"{directory / f} is missing; re-create the checkpoint")
-        if _sha256(directory / f) != meta["sha256"][f]:
-            raise ValueError(f"{directory / f} does not match the sha256 in meta.json; restore it from git")
+    meta = verified_meta(directory, FILES, create="python -m companion.contextual.small_elmo")
     cfg = dict(meta["config"])
     cfg["filters"] = tuple(tuple(x) for x in cfg["filters"])
     model = BiLM(BiLMConfig(**cfg), seed=0)

@@ -111,9 +111,9 @@ register(Exercise(
     prompt="""
         Hewitt & Manning's probe fits *squared* distances to tree distances. Show that this is
         possible exactly: for any tree of n words there are vectors h_1..h_n in R^(n-1) with
-        ||h_i - h_j||^2 = d_T(i, j). Derive a construction on paper (hint: give every edge of
-        the tree its own orthogonal direction), then write `tree_embedding(heads)`. Why could
-        plain (unsquared) Euclidean distances not do this for the star tree with 3 leaves?
+        ||h_i - h_j||^2 = d_T(i, j). Derive a construction on paper, then write
+        `tree_embedding(heads)`. Why could plain (unsquared) Euclidean distances not do this for
+        the star tree with 3 leaves?
     """,
     cases=_tree_cases,
     stub=tree_embedding,

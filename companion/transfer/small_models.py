@@ -14,7 +14,6 @@ at every scale and refuses a file whose sha256 does not match.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import sys
@@ -24,19 +23,10 @@ from pathlib import Path
 
 import torch
 
+from ..fileio import atomic_write_text, sha256_file, verified_meta
+
 CKPT_DIR = Path(__file__).resolve().parent / "checkpoints" / "ch07_laptop"
 FILES = ("gpt.safetensors", "bert.safetensors", "encoder.json", "vocab.bpe")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop", seed: int = 0) -> dict:
@@ -78,9 +68,9 @@ def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop
         "tokens_seen": {k: int(v) for k, v in pre.tokens.items()},
         "cpu_seconds": {k: round(v, 1) for k, v in pre.cpu_seconds.items()},
         "wall_seconds_total": round(time.perf_counter() - t0, 1),
-        "sha256": {f: _sha256(directory / f) for f in FILES},
+        "sha256": {f: sha256_file(directory / f) for f in FILES},
     }
-    _atomic_write_text(directory / "meta.json", json.dumps(meta, indent=1) + "\n")
+    atomic_write_text(directory / "meta.json", json.dumps(meta, indent=1) + "\n")
     return meta
 
 
@@ -94,15 +84,7 @@ def load_small(directory: str | os.PathLike = CKPT_DIR, device: str | None = Non
     from ..transformer.tokenizers import ByteLevelBPE
 
     directory = Path(directory)
-    meta_path = directory / "meta.json"
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"{meta_path} is missing; create it with `python -m companion.transfer.small_models`")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    for f in FILES:
-        if not (directory / f).is_file():
-            raise FileNotFoundError(f"{directory / f} is missing; re-create the checkpoint")
-        if _sha256(directory / f) != meta["sha256"][f]:
-            raise ValueError(f"{directory / f} does not match the sha256 in meta.json; restore it from git")
+    meta = verified_meta(directory, FILES, create="python -m companion.transfer.small_models")
     tok = ByteLevelBPE.from_files(directory / "encoder.json", directory / "vocab.bpe",
                                   special_tokens=meta["special_tokens"])
     gpt = GPT(GPTConfig(**meta["gpt_config"]), seed=None)
