@@ -246,3 +246,32 @@ def test_segment_equals_jieba_without_its_hmm():
     assert len(runs) >= 10
     for run in runs:
         assert segment(run, wd) == list(jieba.cut(run, HMM=False)), run
+
+
+# ------------------------------------------------------------------------------ chapter 8a's section
+
+
+def _fake_peoples_daily(n=1250, seed=0):
+    rng = random.Random(seed)
+    words = ["研究", "生命", "的", "起源", "甲乙", "丙丁戊", "己", "庚辛", "壬", "癸甲乙丙"]
+    return [[rng.choice(words) for _ in range(rng.randint(4, 10))] for _ in range(n)]
+
+
+def test_chinese_section_data_leaks_and_cloze():
+    from companion.pretraining import chapter8a_zh as z
+    from companion.pretraining.harness import ModelSize
+
+    s = z.ZhSizes(2_000, 40, 1, ModelSize(16, 1, 2, 32, 16), 8, 2, 2e-3, (0,))
+    data = z.chinese_data(s, _fake_peoples_daily())
+    assert data.train_text_chars >= 2_000 and len(data.held_gold) == 40
+    scores = z.segmenter_scores(data)
+    assert scores.loc["maximum probability (ours, jieba's)", "f1"] == 100.0  # every word is in the dictionary
+    leak = z.leak_share(data)
+    assert leak["MLM (characters, zh)"] > 50 and leak["MLM (whole words, zh)"] < 15  # only words cut by a row end
+    runs = z.pretrain_pair(data, s)
+    assert {len(v) for v in runs.values()} == {1} and runs["MLM (characters, zh)"][0].steps == 2
+    table = z.cloze_table(runs, data)
+    assert list(table.index) == ["MLM (characters, zh)", "MLM (whole words, zh)", "unigram (no context)"]
+    assert (table["whole-word cloze acc %"].between(0, 100)).all() and (table["character cloze CE"] > 0).all()
+    with pytest.raises(ValueError, match="more than 1000 paragraphs"):
+        z.chinese_data(s, _fake_peoples_daily(50))

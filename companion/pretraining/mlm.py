@@ -190,8 +190,11 @@ def geometric_pmf(p: float = 0.2, max_len: int = 10) -> np.ndarray:
 
 
 def sample_span_lengths(n: int, rng: np.random.Generator, p: float = 0.2, max_len: int = 10) -> np.ndarray:
-    """``n`` span lengths (in words) from :func:`geometric_pmf`."""
-    return rng.choice(np.arange(1, max_len + 1), size=n, p=geometric_pmf(p, max_len))
+    """``n`` span lengths (in words) from :func:`geometric_pmf`: inverse-CDF sampling, the
+    draws of ``rng.choice(lengths, n, p=pmf)`` without its per-call checks of ``p``."""
+    cdf = geometric_pmf(p, max_len).cumsum()
+    cdf /= cdf[-1]
+    return cdf.searchsorted(rng.random(n), side="right") + 1
 
 
 def _numpy_rng(gen: torch.Generator) -> np.random.Generator:
@@ -212,7 +215,6 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
     B, T = starts.shape
     span_id = np.full((B, T), -1, dtype=np.int64)
     left, right, rel = np.zeros((B, T), np.int64), np.zeros((B, T), np.int64), np.zeros((B, T), np.int64)
-    offsets = np.arange(T)
     st, cand = starts.numpy(), candidates.numpy()
     draws = sample_span_lengths(B * max_tries, rng, p, max_len).reshape(B, max_tries).tolist()
     where = rng.random((B, max_tries)).tolist()
@@ -224,13 +226,13 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
     g = row_of * (T + 1) + pos
     edges = np.flatnonzero(ext)
     ends = edges[np.searchsorted(edges, g, side="right")] - row_of * (T + 1)
-    split = np.cumsum(np.bincount(row_of, minlength=B))[:-1]
-    starts_by_row = [x.tolist() for x in np.split(pos, split)]
-    ends_by_row = [x.tolist() for x in np.split(ends, split)]
+    bounds_of = np.concatenate([[0], np.cumsum(np.bincount(row_of, minlength=B))]).tolist()
+    pos_list, ends_list = pos.tolist(), ends.tolist()
     n_cand = cand.sum(1).tolist()
     lengths, next_id = [], 0
+    spans_b, spans_lo, spans_hi = [], [], []  # the landed spans, written into the arrays at the end
     for b in range(B):
-        word_pos, ends = starts_by_row[b], ends_by_row[b]
+        word_pos, ends = pos_list[bounds_of[b]:bounds_of[b + 1]], ends_list[bounds_of[b]:bounds_of[b + 1]]
         if not word_pos:
             continue
         n_words, goal, masked = len(word_pos), budget * n_cand[b], 0
@@ -244,11 +246,21 @@ def span_mask(starts: torch.Tensor, candidates: torch.Tensor, budget: float, rng
             if masked + (hi - lo) > goal + 1 or 1 in taken[lo:hi]:
                 continue  # over the budget (by more than a token), or overlapping: draw again
             taken[lo:hi] = b"\x01" * (hi - lo)
-            span_id[b, lo:hi] = next_id
-            left[b, lo:hi], right[b, lo:hi], rel[b, lo:hi] = lo - 1, hi, offsets[: hi - lo]
+            spans_b.append(b)
+            spans_lo.append(lo)
+            spans_hi.append(hi)
             next_id += 1
             masked += hi - lo
             lengths.append(w_end - w)
+    if spans_b:  # every span's positions at once: row, position, span number, offset in the span
+        lo_a, size = np.array(spans_lo), np.array(spans_hi) - np.array(spans_lo)
+        first = np.repeat(np.cumsum(size) - size, size)
+        rel_a = np.arange(int(size.sum())) - first
+        row_a, lo_r = np.repeat(spans_b, size), np.repeat(lo_a, size)
+        pos_a = lo_r + rel_a
+        span_id[row_a, pos_a] = np.repeat(np.arange(len(size)), size)
+        left[row_a, pos_a], right[row_a, pos_a] = lo_r - 1, lo_r + np.repeat(size, size)
+        rel[row_a, pos_a] = rel_a
     out = torch.from_numpy(span_id), torch.tensor(lengths)
     if bounds:
         out += (torch.from_numpy(left).clamp(min=0), torch.from_numpy(right).clamp(max=T - 1),

@@ -317,12 +317,11 @@ def pad_rows(seqs: list[list[int]], length: int, pad: int) -> tuple[torch.Tensor
     """Lists of ids cut or padded to ``length``: ``(ids [B, length], mask [B, length])`` (mask 1 =
     real token). A fixed length keeps every batch of an objective the same shape, so its cost
     per step is known in advance (the harness's FLOPs budget relies on that)."""
-    ids = torch.full((len(seqs), length), pad, dtype=torch.long)
-    mask = torch.zeros((len(seqs), length), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        s = s[:length]
-        ids[i, :len(s)] = torch.as_tensor(s, dtype=torch.long)
-        mask[i, :len(s)] = 1
+    # padded as Python lists and converted once (a tensor write per row cost a T5 batch ~40 %)
+    cut = [list(s[:length]) for s in seqs]
+    ids = torch.tensor([s + [pad] * (length - len(s)) for s in cut], dtype=torch.long).view(len(seqs), length)
+    n = torch.tensor([len(s) for s in cut], dtype=torch.long)
+    mask = (torch.arange(length)[None, :] < n[:, None]).long()
     return ids, mask
 
 

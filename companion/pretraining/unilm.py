@@ -71,35 +71,58 @@ class UniLM(MaskedLM):
         self.shares = torch.tensor(shares)
         self.max_len = max_len  # a longer position table than the rows need (for seq2seq fine-tuning)
         self.name = name or self.name
+        self._layouts: dict[int, dict[str, torch.Tensor]] = {}
 
     def build_model(self, size: ModelSize, vocab_size: int) -> BertForPreTraining:
         if self.max_len is not None and self.max_len < size.max_len:
             raise ValueError(f"max_len={self.max_len} is shorter than the model size's {size.max_len}")
         return super().build_model(replace(size, max_len=self.max_len or size.max_len), vocab_size)
 
-    def make_batch(self, rows: torch.Tensor, gen: torch.Generator) -> dict[str, torch.Tensor]:
-        B, T = rows.shape
+    def layouts(self, T: int) -> dict[str, torch.Tensor]:
+        """Every row layout rows of ``T`` tokens can take, built once per ``T``: variant ``m`` < 3
+        is mode ``m`` (the whole row, one segment), variant ``3 + k`` is seq2seq cut after
+        ``T // 4 + k`` tokens. Per variant: ``text`` (which row token sits at each position),
+        ``fill`` (the special id there, -1 where a row token goes), ``segments``, ``mask``."""
+        if T not in self._layouts:
+            lo, hi = T // 4, max(T // 4 + 1, 3 * T // 4)
+            modes = torch.tensor([0, 1, 2] + [MODES.index("seq2seq")] * (hi - lo))
+            cuts = torch.tensor([lo] * 3 + list(range(lo, hi)))
+            self._layouts[T] = self._build_layouts(T, modes, cuts)
+        return self._layouts[T]
+
+    def _build_layouts(self, T: int, modes: torch.Tensor, cuts: torch.Tensor) -> dict[str, torch.Tensor]:
         L, v = T + 3, self.vocab
-        modes = torch.multinomial(self.shares, B, replacement=True, generator=gen)
-        cuts = torch.randint(T // 4, max(T // 4 + 1, 3 * T // 4), (B,), generator=gen)
-        # built for the whole batch at once (a per-row loop cost more than the 5 % the issue allows)
         s2s = (modes == MODES.index("seq2seq"))[:, None]
         p = torch.arange(L)[None, :]
         c = torch.where(s2s, cuts[:, None], T)  # the source's text length (all of it: one segment)
         n_real = torch.where(s2s, T + 3, T + 2)
         text = torch.where(p <= c, p - 1, p - 2 + (~s2s).long()).clamp(0, T - 1)
-        ids = torch.where((p >= 1) & (p <= c) | s2s & (p >= c + 2) & (p <= T + 1), rows.gather(1, text.expand(B, L)),
-                          v.pad)
-        ids = torch.where(p == 0, v.cls, torch.where((p == c + 1) | s2s & (p == T + 2), v.sep, ids))
+        fill = torch.where((p >= 1) & (p <= c) | s2s & (p >= c + 2) & (p <= T + 1), -1, v.pad)
+        fill = torch.where(p == 0, v.cls, torch.where((p == c + 1) | s2s & (p == T + 2), v.sep, fill))
         segments = (s2s & (p >= c + 2)).long()
         i, j = p[0][:, None], p[0][None, :]
         src_len = (c + 2)[:, :, None]  # [CLS] a [SEP]
         by_mode = torch.stack([torch.ones(L, L, dtype=torch.bool), j <= i, j >= i])[modes.clamp(max=2)]
         masks = torch.where(s2s[:, :, None], (j < src_len) | ((i >= src_len) & (j <= i)), by_mode)
-        real = p < n_real  # [B, L]
+        real = p < n_real  # [V, L]
         masks = torch.where(real[:, :, None], masks & real[:, None, :], real[:, None, :])
+        return {"text": text.expand(len(modes), L).contiguous(), "fill": fill.expand(len(modes), L).contiguous(),
+                "segments": segments.expand(len(modes), L).contiguous(), "mask": masks}
+
+    def make_batch(self, rows: torch.Tensor, gen: torch.Generator) -> dict[str, torch.Tensor]:
+        B, T = rows.shape
+        modes = torch.multinomial(self.shares, B, replacement=True, generator=gen)
+        cuts = torch.randint(T // 4, max(T // 4 + 1, 3 * T // 4), (B,), generator=gen)
+        # every layout is precomputed (:meth:`layouts`): a batch only picks its rows' layouts, one
+        # index per row (building the [B, L, L] masks per batch cost more than the 5 % allowed)
+        lay = self.layouts(T)
+        s2s = modes == MODES.index("seq2seq")
+        variant = torch.where(s2s, 3 + cuts - T // 4, modes)
+        fill = lay["fill"][variant]
+        ids = torch.where(fill < 0, rows.gather(1, lay["text"][variant]), fill)
         inputs, labels = self.corrupt(ids, self.choose(ids, gen), gen)
-        return {"ids": inputs, "segments": segments, "mask": masks, "labels": labels, "modes": modes}
+        return {"ids": inputs, "segments": lay["segments"][variant], "mask": lay["mask"][variant],
+                "labels": labels, "modes": modes}
 
     def loss(self, model: BertForPreTraining, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         h = hidden(model, batch["ids"], batch["segments"], batch["mask"])
