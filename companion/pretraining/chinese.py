@@ -233,13 +233,19 @@ def split_flags(rows: torch.Tensor, vocab_size: int | None = None) -> tuple[torc
     return ids, starts
 
 
-def show_masks(ids: torch.Tensor, starts: torch.Tensor, chosen: torch.Tensor, tok: CharTokenizer) -> str:
-    """A row as text: words separated by ``|``, chosen characters as ``[]`` around them."""
+def show_masks(ids: torch.Tensor, starts: torch.Tensor, chosen: torch.Tensor, tok: CharTokenizer,
+               text: str | None = None) -> str:
+    """A framed row (``[CLS] ... [SEP]``) as text: words separated by ``|``, chosen characters in
+    ``[ ]``. ``text``: the row's original characters (then an ``[UNK]`` shows as what it was)."""
+    chars = [None, *(c for c in text if not c.isspace()), None] if text is not None else None
     out = []
-    for i, s, c in zip(ids.tolist(), starts.tolist(), chosen.tolist()):
-        if i in tok.vocab.specials:
+    for k, (i, s, c) in enumerate(zip(ids.tolist(), starts.tolist(), chosen.tolist())):
+        if chars is not None and k < len(chars) and chars[k] is not None:
+            ch = chars[k]
+        elif i in tok.vocab.specials:
             continue
-        ch = tok.chars[i]
+        else:
+            ch = tok.chars[i]
         out.append(("|" if s and out else "") + (f"[{ch}]" if c else ch))
     return "".join(out)
 
