@@ -8,7 +8,8 @@ corpus is needed), this prints the median CPU time of ``make_batch`` and of one 
 (forward, backward, AdamW) and their ratio. CPU time on one thread, medians of paired steps:
 the machine is shared, and only the ratio travels.
 
-Run alone with ``python -m benchmarks.bench_pretraining`` (or through ``python -m benchmarks``).
+Run alone with ``python -m benchmarks.bench_pretraining`` (or through ``python -m benchmarks``);
+``run`` measures chapter 8a's objectives, then :func:`run_chinese` and :func:`run_8b`.
 
 Measured while the book was built (1 thread, load average ~13 on 2 cores shared by several
 agents): batch-making took 0.3-2.5 ms against 31-60 ms for a step, shares of 0.5 % (ELECTRA),
@@ -94,7 +95,10 @@ def run(repeats: int = 12) -> dict:
     objs = [MaskedLM(v), StaticMLM(v), WholeWordMLM(v), EntityMLM(v), SpanMLM(v), MacBERTMLM(v, similar),
             SentenceTask(v, "nsp"), SentenceTask(v, "sop"), AlbertObjective(v, 16), PermutationLM(v),
             ElectraObjective(v)]
-    return _report(objs, rows, repeats, B)
+    out = _report(objs, rows, repeats, B)
+    out.update(run_chinese(repeats))
+    out.update(run_8b(repeats))
+    return out
 
 
 def _report(objs, rows: torch.Tensor, repeats: int, batch_size: int) -> dict:
@@ -140,5 +144,3 @@ def run_8b(repeats: int = 12, batch_size: int = 16) -> dict:
 
 if __name__ == "__main__":
     run()
-    run_chinese()
-    run_8b()
