@@ -21,7 +21,14 @@ import torch
 import torch.nn.functional as F
 
 from ..scale import pick
-from .chinese import CharTokenizer, WordDict, forward_max_match, pack_segmented, segment, segmentation_f1
+from .chinese import (
+    CharTokenizer,
+    WordDict,
+    forward_max_match,
+    pack_segmented,
+    segment,
+    segmentation_f1,
+)
 from .harness import ModelSize, model_flops, pretrain
 from .mlm import ChineseWholeWordMLM
 
