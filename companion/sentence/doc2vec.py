@@ -79,11 +79,13 @@ class Doc2VecConfig:
         sample: frequent-word subsampling threshold (0: off).
         epochs, lr, min_lr: passes and the linearly decaying learning rate.
         infer_epochs, infer_lr: inference's passes and starting rate (default: training's).
-        batch_size: (input, target) pairs per SGD step, about.
+        batch_size: (input, target) pairs per step of the batched torch step, about (the compiled
+            step, which updates one example at a time, takes batches of at least 8,192).
         block: PV-DBOW: consecutive words of a document that share one row of a step (see
             :func:`epoch_examples`); their summed step moves the paragraph vector.
         update_cap: a row updated by more than this many examples in one batch moves
-            ``cap / n`` of its summed step (Part I's safeguard for batched SGD; ``None``: off).
+            ``cap / n`` of its summed step (Part I's safeguard for batched SGD; the torch step only;
+            ``None``: off).
         seed: seeds the initialisation, subsampling, shuffling and noise.
         device: where to train (``None``: :func:`companion.device.get_device`).
         threads: torch intra-op threads while training (``None``: leave as is).
