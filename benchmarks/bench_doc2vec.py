@@ -11,24 +11,36 @@ Quality on the side: a 5-fold logistic probe of the paragraph vectors predicting
 blocks of consecutive files a document is in (Brown's files come grouped by genre, so this is a
 rough topic label) -- a check that both learnt something comparable, not a claim.
 
-Measured on the 2-core machine shared by eight sessions (load average ~12), so noisy even as
-ratios: PV-DBOW 0.21x-0.85x gensim (laptop, best of 2 alternating runs: 0.21x, ours 142k words/s
-vs gensim 680k; ci: 0.51x; single runs ranged 0.37x-1.15x), PV-DM mean 0.23x-0.36x. Below the
-0.8x goal. Where our time goes (profile, PV-DBOW, 1,024 pairs a step): the three small batched
-matrix products of the word2vec head ~20%, ``index_add_`` scatters ~15%, drawing the noise
-words from the unigram table ~12%, gathers ~10%, the rest elementwise work and dispatch; a larger
-batch did not help (measured 1,024 vs 4,096). gensim's Cython loop does one pair at a time with
-no gathers or scatters. The probe accuracies (5-fold, the 10 rough topic labels) are close
-and both low: 0.46 ours vs 0.31 gensim (PV-DBOW), 0.32 vs 0.29 (PV-DM), one seed each.
+History. Session 5 measured the batched torch step (``kernel="torch"``, the step the chapter
+prints) at 0.21x-0.85x gensim for PV-DBOW and 0.15x-0.36x for PV-DM mean, and PV-DBOW through
+chapter 3's batched skip-gram kernel at 0.53x. Its profile (PV-DBOW): the batched products ~20%,
+``index_add_`` scatters ~15%, noise draws ~12%, gathers ~10%, the rest elementwise work and
+dispatch; with the batched kernel, ~50% went to filling and applying a per-step buffer of
+output steps (blocks x targets x (k + 1) x d), which gensim never builds.
 
-Since then PV-DBOW steps through chapter 3's compiled (numba) skip-gram kernel
-(``Doc2VecConfig.kernel="auto"``). Measured at ci scale in one run (load average ~16, so
-noisy): compiled PV-DBOW 0.53x gensim (159k vs 297k words/s), the torch step 0.24x in the same
-run -- 2.2x faster, still below the 0.8x goal. Profile of the compiled PV-DBOW (CPU time, 3
-epochs, 121k words): the kernel ~50%, its noise slots ~12%, batch building ~10%, Python per
-step the rest. The kernel keeps the torch step's semantics (the summed step from the parameters
-before the step), so it fills an output-step buffer of blocks x targets x (k + 1) x d per step;
-gensim updates each output vector at once. PV-DM stays on the torch step (0.15x-0.36x).
+Now (session 6) training and inference run :mod:`companion.sentence._doc2vec_kernel`: one
+compiled loop per batch that applies the torch step one example at a time, as gensim's Cython
+loop does (tested equal to the torch step applied example by example), in batches of 8,192
+examples. Measured in one run each (2-core machine shared by seven sessions, load average
+11-21, so noisy even as ratios; best of 2 alternating runs):
+
+=====================  ==================  ==================
+ratio to gensim        ci (60 files, 2 ep)  laptop (300 files, 5 ep)
+=====================  ==================  ==================
+PV-DBOW                0.98x - 1.34x       1.27x (420k vs 331k words/s)
+PV-DM mean             1.00x - 1.39x       1.13x (102k vs 90k words/s)
+PV-DM concat           0.87x               0.70x (33k vs 46k words/s)
+torch step, PV-DBOW    0.28x - 0.58x       0.34x
+torch step, PV-DM      0.29x               0.23x
+=====================  ==================  ==================
+
+The goal (0.8x) is met for PV-DBOW and PV-DM mean; PV-DM concat is at 0.70x-0.87x: its hidden
+vector is 1,100 wide, where gensim's BLAS dot products beat numba's plain loops. Profile of the
+compiled PV-DM mean (CPU time, ci corpus, 3 epochs): the kernel ~36%, building the epoch's
+examples (subsampling, windows, shuffling) ~25%, the noise slots ~10%, vocabulary and Python
+the rest. Probe accuracies (5-fold, 10 rough topic labels, one seed) at laptop scale: 0.44 ours vs
+0.31 gensim (PV-DBOW), 0.33 vs 0.29 (PV-DM mean), 0.42 vs 0.28 (PV-DM concat): both low, ours
+not worse.
 
 Run alone with ``python -m benchmarks.bench_doc2vec`` (or through ``python -m benchmarks``).
 """
@@ -52,14 +64,18 @@ def corpus(n_docs: int) -> list[list[str]]:
     return [[t for s in doc for t in tokenize(s)] for doc in load_pretraining_corpus("train")[:n_docs]]
 
 
-def _gensim(docs, dm: int, epochs: int, seed: int):
+GENSIM_MODE = {"dbow": {"dm": 0}, "dm_mean": {"dm": 1, "dm_mean": 1}, "dm_concat": {"dm": 1, "dm_concat": 1}}
+
+
+def _gensim(docs, mode: str, epochs: int, seed: int):
     from gensim.models.doc2vec import Doc2Vec, TaggedDocument
 
     h = HYPER
     t0 = time.perf_counter()
-    model = Doc2Vec([TaggedDocument(d, [i]) for i, d in enumerate(docs)], dm=dm, vector_size=h["dim"],
+    model = Doc2Vec([TaggedDocument(d, [i]) for i, d in enumerate(docs)], vector_size=h["dim"],
                     window=h["window"], negative=h["negative"], hs=0, min_count=h["min_count"],
-                    sample=h["sample"], alpha=h["lr"], min_alpha=h["min_lr"], epochs=epochs, workers=1, seed=seed)
+                    sample=h["sample"], alpha=h["lr"], min_alpha=h["min_lr"], epochs=epochs, workers=1, seed=seed,
+                    **GENSIM_MODE[mode])
     seconds = model.total_train_time or (time.perf_counter() - t0)
     return np.asarray(model.dv.vectors), seconds
 
@@ -80,17 +96,17 @@ def run() -> dict:
     # Brown's files come in category blocks (a, b, ...): 10-file blocks as a rough topic label
     y = [i * 10 // n_docs for i in range(n_docs)]
     out: dict = {"documents": n_docs, "corpus_words": words, "epochs": epochs}
-    from companion.word2vec._compiled import warm_up
+    from companion.sentence._doc2vec_kernel import warm_up
 
     warm_up()  # numba's compile (or cache load) outside the timed runs
-    for dm, mode in ((0, "dbow"), (1, "dm_mean")):
+    for mode in GENSIM_MODE:
         # the machine is shared and its load swings within seconds: alternate ours and gensim's
         # runs REPEATS times and keep each one's fastest (the least disturbed) run
         ours_sec, gensim_sec = [], []
         for _ in range(REPEATS):
             res = train_doc2vec(docs, Doc2VecConfig(mode=mode, epochs=epochs, device="cpu", **HYPER))
             ours_sec.append(res.history.seconds)
-            gv, gsec = _gensim(docs, dm, epochs, 0)
+            gv, gsec = _gensim(docs, mode, epochs, 0)
             gensim_sec.append(gsec)
         ours_wps, gensim_wps = words * epochs / min(ours_sec), words * epochs / min(gensim_sec)
         out[f"{mode}_ratio_to_gensim"] = ours_wps / gensim_wps
@@ -98,11 +114,12 @@ def run() -> dict:
         out[f"{mode}_gensim_words_per_s"] = gensim_wps
         out[f"{mode}_probe_ours"] = _probe(res.doc_vectors.numpy(), y)
         out[f"{mode}_probe_gensim"] = _probe(gv, y)
-    # PV-DBOW's hand-written torch step, for comparison with the compiled one above
-    torch_sec = [train_doc2vec(docs, Doc2VecConfig(mode="dbow", epochs=epochs, device="cpu", kernel="torch",
-                                                   **HYPER)).history.seconds for _ in range(REPEATS)]
-    out["dbow_torch_kernel_words_per_s"] = words * epochs / min(torch_sec)
-    out["dbow_torch_kernel_ratio_to_gensim"] = out["dbow_torch_kernel_words_per_s"] / out["dbow_gensim_words_per_s"]
+    # the readable batched torch step (kernel="torch"), for comparison with the compiled one
+    for mode in ("dbow", "dm_mean"):
+        cfg = Doc2VecConfig(mode=mode, epochs=epochs, device="cpu", kernel="torch", **HYPER)
+        sec = min(train_doc2vec(docs, cfg).history.seconds for _ in range(REPEATS))
+        out[f"{mode}_torch_step_words_per_s"] = words * epochs / sec
+        out[f"{mode}_torch_step_ratio_to_gensim"] = words * epochs / sec / out[f"{mode}_gensim_words_per_s"]
     return out
 
 

@@ -14,11 +14,13 @@ from companion.evaluate.senteval import (
 )
 from companion.sentence.report import (
     cosine_bootstrap,
+    load_stored_seeds,
     pair_cosines,
     paired_table,
     seed_spread,
     task_loss_table,
     verdict,
+    verdict_counts,
     versus_table,
 )
 from companion.sentence.widget import SentenceIndex, sentence_explorer
@@ -169,3 +171,26 @@ def test_gensen_diagram_draws_one_panel():
     assert len(fig.axes) == 1 and fig.axes[0].get_title().startswith("GenSen-lite")
     with pytest.raises(ValueError, match="at least one panel"):
         draw_family([])
+
+
+def test_verdict_counts_and_the_stored_seeds(tmp_path):
+    import json
+
+    import pandas as pd
+
+    t = pd.DataFrame({"A": [1, 2, 3], "verdict": ["A better", "within noise", "A better"]}, index=["x", "y", "z"])
+    assert verdict_counts(t) == {"A better": 2, "B better": 0, "within noise": 1}
+    vs = {"x": {"A": 1.0, "vs b": "B better", "vs c": "A better"}, "y": {"A": 2.0, "vs b": "B better", "vs c": "x"}}
+    assert verdict_counts(vs) == {"A better": 1, "B better": 2, "within noise": 0}
+    with pytest.raises(ValueError, match="verdict"):
+        verdict_counts(pd.DataFrame({"A": [1.0]}))
+    with pytest.raises(FileNotFoundError, match="ch05_seeds.py"):
+        load_stored_seeds(tmp_path / "none.json")
+    (tmp_path / "bad.json").write_text(json.dumps({"seeds": {}}))
+    with pytest.raises(ValueError, match="infersent"):
+        load_stored_seeds(tmp_path / "bad.json")
+    stored = load_stored_seeds()  # the committed file: every seed holds the chapter's comparisons
+    assert stored["meta"]["scale"] == "laptop" and stored["seeds"]
+    for r in stored["seeds"].values():
+        assert {"dbow vs mean skip-gram", "dm_mean vs mean skip-gram", "QT vs ST", "GenSen vs single"} <= set(r)
+        assert sum(verdict_counts(r["QT vs ST"]).values()) == 6

@@ -18,6 +18,9 @@ unigram^0.75 noise table, or the hierarchical softmax over the Huffman tree
 (:mod:`companion.word2vec.heads`). Training is the C code's SGD by hand: the heads' ``sgd_update``
 steps the output vectors and returns the error for the inputs, which we add to the paragraph
 (and word) vectors. The learning rate decays linearly from ``lr`` to ``min_lr`` (as gensim).
+That batched step (:meth:`Doc2VecModel.sgd_step`) is the readable reference; on the CPU, training
+and inference run a compiled copy that applies it one example at a time, as gensim does
+(:mod:`companion.sentence._doc2vec_kernel`; about gensim's speed, ``benchmarks/bench_doc2vec.py``).
 
 **Inference** (the paper's "inference stage"): for an unseen document, a new paragraph vector
 is trained by the same steps with every word and output vector frozen. This is what makes
@@ -76,18 +79,21 @@ class Doc2VecConfig:
         sample: frequent-word subsampling threshold (0: off).
         epochs, lr, min_lr: passes and the linearly decaying learning rate.
         infer_epochs, infer_lr: inference's passes and starting rate (default: training's).
-        batch_size: (input, target) pairs per SGD step, about.
+        batch_size: (input, target) pairs per step of the batched torch step, about (the compiled
+            step, which updates one example at a time, takes batches of at least 8,192).
         block: PV-DBOW: consecutive words of a document that share one row of a step (see
             :func:`epoch_examples`); their summed step moves the paragraph vector.
         update_cap: a row updated by more than this many examples in one batch moves
-            ``cap / n`` of its summed step (Part I's safeguard for batched SGD; ``None``: off).
+            ``cap / n`` of its summed step (Part I's safeguard for batched SGD; the torch step only;
+            ``None``: off).
         seed: seeds the initialisation, subsampling, shuffling and noise.
         device: where to train (``None``: :func:`companion.device.get_device`).
         threads: torch intra-op threads while training (``None``: leave as is).
-        kernel: PV-DBOW (without ``dbow_words``) on the CPU: ``"auto"`` runs the step with
-            chapter 3's compiled skip-gram kernel when numba is installed (the same update: a
-            paragraph block is a skip-gram block whose one input row is the paragraph vector;
-            ``tests/test_sentence_doc2vec.py`` checks equal vectors), ``"torch"`` never.
+        kernel: ``"auto"``: on the CPU, when numba is installed, train and infer with the
+            compiled step (:mod:`companion.sentence._doc2vec_kernel`): plain SGD one example at
+            a time, as gensim, every mode and output layer; ``tests/test_sentence_doc2vec.py``
+            checks it equals :meth:`Doc2VecModel.sgd_step` applied example by example.
+            ``"torch"``: the batched torch step the chapter prints (the reference).
     """
 
     mode: str = "dbow"
@@ -286,8 +292,6 @@ class Doc2VecModel(nn.Module):
         every input, as the C code and gensim do (see :mod:`companion.word2vec.cbow`): ``1 + n``
         times the exact gradient of the mean. PV-DM concat gives each input its slice of ``E``.
         """
-        if slots is None and self.compiled and not bool(batch["is_word"].any()):
-            return self._compiled_step(batch, lr, cap)
         h, A, targets = self._block(batch)
         if slots is None:
             slots = self.head.slots(targets)
@@ -297,36 +301,38 @@ class Doc2VecModel(nn.Module):
 
     @property
     def compiled(self) -> bool:
-        """Whether :meth:`sgd_step` uses the compiled PV-DBOW step (see ``Doc2VecConfig.kernel``)."""
-        from ..word2vec import _compiled
+        """Whether training and inference use the compiled one-example-at-a-time step
+        (:mod:`companion.sentence._doc2vec_kernel`; see ``Doc2VecConfig.kernel``)."""
+        from . import _doc2vec_kernel as K
 
-        return (self.config.kernel == "auto" and self.mode == "dbow" and _compiled.AVAILABLE
-                and self.doc_vectors.device.type == "cpu" and self.doc_vectors.dtype == torch.float32)
+        return (self.config.kernel == "auto" and K.AVAILABLE and self.doc_vectors.device.type == "cpu"
+                and self.doc_vectors.dtype == torch.float32)
 
-    def _compiled_step(self, batch: dict[str, torch.Tensor], lr: float, cap: float | None) -> float:
-        """The PV-DBOW step by chapter 3's compiled skip-gram kernel: each block is a skip-gram
-        block with one input row (``src``, a paragraph id into ``doc_vectors``) attached to its
-        ``G`` targets. The same noise draws as :meth:`NegativeSampling.slots`."""
+    def numpy_slots(self, targets: torch.Tensor) -> tuple[Any, Any, Any]:
+        """The head's slots ``(rows, labels, weights)`` as numpy arrays, drawn from the same
+        generator as :meth:`NegativeSampling.slots` (the compiled step's input)."""
         import numpy as np
 
         from ..word2vec import _compiled as C
 
-        head, targets = self.head, batch["targets"]
+        head = self.head
         if isinstance(head, NegativeSampling):
             cells = head.sampler.cells(*targets.shape, head.negative)
-            rows, labels, weights = C._neg_slots(targets.numpy(), cells.numpy(), head.sampler.table.numpy())
-        else:
-            rows, labels, weights = (t.contiguous().numpy() for t in head.slots(targets))
-            rows = rows.astype(np.int64, copy=False)
-        n_rows = max(self.doc_vectors.shape[0], head.weight.shape[0])
-        counts = self.__dict__.get("_counts")
-        if counts is None or counts.shape[0] < n_rows:  # the cap's per-row counts (zeroed after use)
-            counts = self.__dict__["_counts"] = np.zeros(n_rows, dtype=np.float32)
-        loss, _ = C._sg_step(
-            self.doc_vectors.detach().numpy(), head.weight.detach().numpy(),
-            batch["src"].unsqueeze(1).contiguous().numpy(), (batch["mask"] > 0).unsqueeze(1).contiguous().numpy(),
-            rows, labels, weights, float(lr), float(cap) if cap is not None else -1.0, counts,
-        )
+            return C._neg_slots(targets.numpy(), cells.numpy(), head.sampler.table.numpy())
+        rows, labels, weights = (t.contiguous().numpy() for t in head.slots(targets))
+        return rows.astype(np.int64, copy=False), labels.astype(np.float32), weights.astype(np.float32)
+
+    @torch.no_grad()
+    def sequential_step(self, batch: dict[str, torch.Tensor], lr: float, slots: Any = None,
+                        D: torch.Tensor | None = None) -> float:
+        """The compiled step: :meth:`sgd_step` applied to the batch's (input, target) examples
+        one at a time, each from the parameters the previous one left (gensim's loop). With
+        ``D`` (inference) only ``D`` moves. Returns the summed loss."""
+        from . import _doc2vec_kernel as K
+
+        slots = self.numpy_slots(batch["targets"]) if slots is None else slots
+        loss, _ = K.sequential_step(self.doc_vectors if D is None else D, self.word_vectors, self.head.weight,
+                                    batch, slots, lr, self.mode, train=D is None)
         return float(loss)
 
     def push_error(self, batch: dict[str, torch.Tensor], E: torch.Tensor, D: torch.Tensor,
@@ -379,6 +385,13 @@ class Doc2VecModel(nn.Module):
 # --------------------------------------------------------------------------- training / result
 def _lr(lr: float, min_lr: float, progress: float) -> float:
     return lr - (lr - min_lr) * min(max(progress, 0.0), 1.0)
+
+
+def _pairs_per_step(config: Doc2VecConfig, fast: bool) -> int:
+    """Examples per step: ``batch_size`` for the batched torch step; the compiled step updates
+    one example at a time whatever the batch, so it takes larger batches (fewer Python calls;
+    the learning rate then decays in steps of at least 8,192 examples, gensim's are 10,000 words)."""
+    return max(config.batch_size, 8192) if fast else config.batch_size
 
 
 def _check_documents(documents: Sequence[Sequence[str]]) -> None:
@@ -434,15 +447,19 @@ class Doc2VecResult:
         keep = keep_probability(self.vocab.counts, cfg.sample)
         if isinstance(m.head, NegativeSampling):  # the same noise draws every time: deterministic
             m.head.sampler.generator.manual_seed(seed)
+        fast = m.compiled
         for epoch in range(epochs):
             ex = epoch_examples(enc.ids, enc.sentence, keep, cfg, g, null_id=m.vocab_size, words=False)
             n = ex["src"].numel()
-            rows = max(1, cfg.batch_size // ex["targets"].shape[1])
+            rows = max(1, _pairs_per_step(cfg, fast) // ex["targets"].shape[1])
             for start in range(0, n, rows):
                 batch = {k: v[start:start + rows].to(dev) for k, v in ex.items()}
                 rate = _lr(lr0, cfg.min_lr, (epoch + start / max(n, 1)) / epochs)
-                E = m.input_error(m.hidden(batch, D), batch, rate)
-                m.push_error(batch, E, D, None, words=False)
+                if fast:
+                    m.sequential_step(batch, rate, D=D)
+                else:
+                    E = m.input_error(m.hidden(batch, D), batch, rate)
+                    m.push_error(batch, E, D, None, words=False)
         return D.cpu()
 
     def encode(self, sentences: Sequence[str]) -> torch.Tensor:
@@ -472,11 +489,12 @@ def train_doc2vec(documents: Sequence[Sequence[str]], config: Doc2VecConfig | No
     keep = keep_probability(vocab.counts, config.sample)
     g = torch.Generator().manual_seed(config.seed)
     n_words = len(enc)
+    fast = model.compiled
 
     def batches(epoch: int):
         ex = epoch_examples(enc.ids, enc.sentence, keep, config, g, null_id=model.vocab_size)
         n = ex["src"].numel()
-        rows = max(1, config.batch_size // ex["targets"].shape[1])  # blocks per step
+        rows = max(1, _pairs_per_step(config, fast) // ex["targets"].shape[1])  # blocks per step
         for start in range(0, n, rows):
             batch = {k: v[start:start + rows] for k, v in ex.items()}
             batch["progress"] = torch.tensor((epoch + start / max(n, 1)) / config.epochs)
@@ -487,7 +505,10 @@ def train_doc2vec(documents: Sequence[Sequence[str]], config: Doc2VecConfig | No
     def step(batch: dict[str, torch.Tensor]) -> tuple[float, int, int]:
         rate = _lr(config.lr, config.min_lr, float(batch["progress"]))
         n = int(batch["mask"].sum())
-        loss = model.sgd_step(batch, rate, cap=config.update_cap)
+        if fast:
+            loss = model.sequential_step(batch, rate)
+        else:
+            loss = model.sgd_step(batch, rate, cap=config.update_cap)
         return loss / n, n, int(batch["words"])
 
     hist = train_epochs(batches, step, epochs=config.epochs, device=device, threads=config.threads)

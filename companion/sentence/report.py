@@ -10,7 +10,9 @@ the comparison, much smaller than the two encoders' own spreads combined.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,8 +22,10 @@ from ..evaluate.senteval import DISPLAY, SentEvalReport, _as_array
 from ..evaluate.similarity import spearman
 
 __all__ = [
+    "STORED_SEEDS",
     "bootstrap_paired",
     "cosine_bootstrap",
+    "load_stored_seeds",
     "nli_correct",
     "pair_cosines",
     "paired_table",
@@ -29,6 +33,7 @@ __all__ = [
     "task_loss_table",
     "timed",
     "verdict",
+    "verdict_counts",
     "versus_table",
 ]
 
@@ -190,3 +195,31 @@ def versus_table(a: SentEvalReport, others: dict[str, SentEvalReport], *, k: flo
         out[name] = t[rep.name]
         out[f"vs {name}"] = t["verdict"]
     return out
+
+
+VERDICTS = ("A better", "B better", "within noise")
+STORED_SEEDS = Path(__file__).with_name("stored_seeds.json")
+
+
+def verdict_counts(table: pd.DataFrame | dict[str, dict[str, Any]]) -> dict[str, int]:
+    """How many of each verdict a :func:`paired_table` or :func:`versus_table` holds (every
+    ``verdict`` / ``"vs ..."`` cell), given as a frame or as its stored ``{task: {column: value}}``."""
+    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table).T
+    cols = [c for c in df.columns if c == "verdict" or str(c).startswith("vs ")]
+    if not cols:
+        raise ValueError(f"no verdict column in {list(df.columns)}; pass a paired_table or versus_table")
+    cells = df[cols].to_numpy().ravel()
+    return {v: int((cells == v).sum()) for v in VERDICTS}
+
+
+def load_stored_seeds(path: str | Path | None = None) -> dict[str, Any]:
+    """The stored results of ``benchmarks/ch05_seeds.py`` (other training seeds, InferSent on
+    SICK-E + RTE), written at laptop scale outside the chapter's run; ``meta`` says how and when."""
+    path = Path(path) if path is not None else STORED_SEEDS
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; run BOOK_SCALE=laptop python benchmarks/ch05_seeds.py {path}")
+    data = json.loads(path.read_text())
+    for key in ("seeds", "infersent", "meta"):
+        if key not in data:
+            raise ValueError(f"{path} has no {key!r}: not a file written by benchmarks/ch05_seeds.py")
+    return data
