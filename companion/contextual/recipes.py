@@ -84,7 +84,7 @@ def ptb_preset(vocab_size: int, scale: str | None = None) -> tuple[LSTMLMConfig,
                laptop=LSTMLMConfig(vocab_size, **shape, output="hsoftmax"),
                gpu=LSTMLMConfig(vocab_size, **shape, output="full"), scale=scale)
     plan = pick(ci=LMPlan(batch_size=20, seq_len=35, max_steps=20, evals=1, eval_tokens=5_000),
-                laptop=LMPlan(batch_size=20, seq_len=35, lr=1e-2, lr_final=1e-3, max_steps=600,
+                laptop=LMPlan(batch_size=20, seq_len=35, lr=1e-2, lr_final=1e-3, max_steps=500,
                               evals=2, eval_tokens=20_000),
                 gpu=LMPlan(batch_size=20, seq_len=20, lr=1.0, optimizer="sgd", clip=5.0, epochs=13,
                            halve_after=4, evals=26, eval_tokens=80_000),
