@@ -77,7 +77,9 @@ def ptb_preset(vocab_size: int, scale: str | None = None) -> tuple[LSTMLMConfig,
     number is not comparable with 114.5: the tree softmax instead of the full one (several times
     cheaper on a CPU), Adam with a linearly decaying rate instead of SGD (fewer steps to a
     reasonable model) and ``max_steps`` batches of 20 x 35 tokens, a fraction of one epoch
-    instead of 13. ``ci`` is a smoke test of the same path.
+    instead of 13. ``ci`` is a smoke test of the same path. Measured with the laptop preset (one
+    seed): 500 steps, 0.38 of an epoch, test perplexity 224.9; 600 steps gave 207.1 (61 CPU-s
+    of training on one thread).
     """
     shape = {"emb_dim": 200, "hidden": 200, "n_layers": 2, "dropout": 0.0}
     cfg = pick(ci=LSTMLMConfig(vocab_size, emb_dim=32, hidden=32, n_layers=2, dropout=0.0, output="hsoftmax"),
