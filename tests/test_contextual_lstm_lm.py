@@ -14,6 +14,7 @@ from companion.contextual.lstm_lm import (
     LSTMCell,
     LSTMLMConfig,
     ManualLSTM,
+    plan_lr,
     sentence_stream,
     stream_log_probs,
     train_lstm_lm,
@@ -106,6 +107,33 @@ def test_training_lowers_perplexity_hsoftmax_and_tied():
                                     eval_tokens=199),
                              progress=False)
         assert hist.best["val_ppl"] < 1.5 < before
+
+
+def test_plan_lr_linear_decay_and_zaremba_halving():
+    plan = LMPlan(lr=1e-2, lr_final=1e-3)
+    assert plan_lr(plan, 0, 11, 100) == pytest.approx(1e-2)
+    assert plan_lr(plan, 5, 11, 100) == pytest.approx(5.5e-3)
+    assert plan_lr(plan, 10, 11, 100) == pytest.approx(1e-3)
+    assert plan_lr(LMPlan(lr=3e-3), 7, 11, 100) == 3e-3  # no decay set: constant
+    # Zaremba et al.'s small model: lr 1 for four epochs, then halved at every epoch's start
+    z = LMPlan(lr=1.0, optimizer="sgd", halve_after=4, epochs=13)
+    per = 10
+    got = [plan_lr(z, e * per, 13 * per, per) for e in range(7)]
+    assert got == [1.0, 1.0, 1.0, 1.0, 0.5, 0.25, 0.125]
+    assert plan_lr(z, 5 * per - 1, 13 * per, per) == 0.5  # the last step of epoch 5
+    with pytest.raises(ValueError, match="per_epoch"):
+        plan_lr(z, 0, 10, 0)
+
+
+def test_sgd_plan_trains():
+    pattern = [2, 3, 4, 5, 6, 1] * 100
+    m = LSTMLM(LSTMLMConfig(vocab_size=7, emb_dim=8, hidden=16, output="hsoftmax", dropout=0.0),
+               counts=[1] + [100] * 6, seed=0)
+    before = math.exp(-stream_log_probs(m, pattern[:100]).mean().item())
+    plan = LMPlan(batch_size=4, seq_len=10, lr=3.0, optimizer="sgd", clip=5.0, epochs=3,
+                  halve_after=2, eval_tokens=99)
+    hist = train_lstm_lm(m, pattern, pattern[:100], plan, progress=False)
+    assert hist.best["val_ppl"] < 1.5 < before
 
 
 def test_bad_inputs():

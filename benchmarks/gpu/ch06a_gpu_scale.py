@@ -1,8 +1,13 @@
-"""Chapter 6a at ``BOOK_SCALE=gpu`` (written, not yet run: no GPU was lent to the session that
-wrote it). Trains the Brown LSTM LM and the PTB LSTM with the gpu presets, then ULMFiT's
-learning curve on SST-2, and writes every number to a JSON file.
+"""Chapter 6a at ``BOOK_SCALE=gpu`` (written, not yet run: no GPU was lent to the sessions that
+wrote it). Trains the Brown LSTM LM, Zaremba et al. (2014)'s small LSTM on Mikolov's PTB (their
+recipe: :func:`companion.contextual.recipes.ptb_preset`, published test perplexity 114.5), then
+ULMFiT's learning curve on SST-2, and writes every number to a JSON file.
 
-    BOOK_SCALE=gpu python benchmarks/gpu/ch06a_gpu_scale.py out.json
+    BOOK_SCALE=gpu python benchmarks/gpu/ch06a_gpu_scale.py out.json [part ...]
+
+``part`` is any of ``brown``, ``ptb``, ``ulmfit`` (default: all three; ``ptb`` alone is the
+short one). ``tests/test_contextual_recipes.py`` runs :func:`run_ptb` at ``ci`` scale on a tiny
+corpus on the CPU.
 """
 
 from __future__ import annotations
@@ -21,36 +26,41 @@ from companion.contextual.lstm_lm import (
     train_lstm_lm,
 )
 from companion.contextual.recipes import (
+    ZAREMBA_SMALL_TEST_PPL,
     lstm_preset,
-    ptb_plan,
+    ptb_run,
     run_grid,
     ulmfit_data,
     ulmfit_preset,
 )
 from companion.contextual.ulmfit import AWDLSTMLM, finetune_lm
-from companion.data import Vocab, bengio_split
+from companion.data import bengio_split
 from companion.data.lm_corpora import load_ptb_lm
 from companion.device import describe, get_device
 
 
-def main(path: str) -> None:
-    dev = str(get_device())
-    out: dict = {"device": describe(get_device()), "torch": torch.__version__}
+def run_brown(dev: str, scale: str = "gpu") -> dict:
     split = bengio_split()
     ids = {s: sentence_stream(getattr(split, s), split.vocab) for s in ("train", "valid", "test")}
-    cfg, plan = lstm_preset(len(split.vocab), scale="gpu")
+    cfg, plan = lstm_preset(len(split.vocab), scale=scale)
     lm = LSTMLM(cfg, counts=split.vocab.id_counts(), seed=0)
     hist = train_lstm_lm(lm, ids["train"], ids["valid"], plan, device=dev)
-    out["brown"] = {"config": cfg.__dict__, "test_ppl": stream_perplexity(lm, ids["test"]),
-                    "valid_ppl": stream_perplexity(lm, ids["valid"]), "seconds": hist.seconds,
-                    "tokens_per_s": hist.items_per_second}
-    ptb = load_ptb_lm()
-    pv = Vocab(ptb["train"], specials=("</s>",))
-    pids = {s: sentence_stream(ptb[s], pv) for s in ("train", "valid", "test")}
-    plm = LSTMLM(replace(cfg, vocab_size=len(pv)), counts=pv.id_counts(), seed=0)
-    phist = train_lstm_lm(plm, pids["train"], pids["valid"], ptb_plan("gpu"), device=dev)
-    out["ptb"] = {"test_ppl": stream_perplexity(plm, pids["test"]), "seconds": phist.seconds}
-    pre = ulmfit_preset("gpu")
+    return {"config": cfg.__dict__, "test_ppl": stream_perplexity(lm, ids["test"]),
+            "valid_ppl": stream_perplexity(lm, ids["valid"]), "seconds": hist.seconds,
+            "tokens_per_s": hist.items_per_second}
+
+
+def run_ptb(splits: dict, dev: str | None, scale: str = "gpu") -> dict:
+    """Zaremba et al.'s small model on ``splits`` (Mikolov's PTB in the real run)."""
+    r = ptb_run(splits, scale, device=dev)
+    keep = ("test_ppl", "valid_ppl", "seconds", "steps", "tokens", "tokens_per_s", "epochs_seen")
+    return {"config": r["config"].__dict__, "plan": r["plan"].__dict__,
+            "published_test_ppl": ZAREMBA_SMALL_TEST_PPL, **{k: r[k] for k in keep}}
+
+
+def run_ulmfit(dev: str, scale: str = "gpu") -> dict:
+    out: dict = {}
+    pre = ulmfit_preset(scale)
     data = ulmfit_data(pre, "sst2")
     enc_cfg = replace(pre.encoder, vocab_size=len(data.vocab), pad_id=data.pad_id)
     awd = AWDLSTMLM(enc_cfg, seed=0)
@@ -65,9 +75,25 @@ def main(path: str) -> None:
     out["ablation"] = run_grid(*args, sizes=[pre.ablation_size], seeds=pre.seeds,
                                methods=["ULMFiT, no discriminative lr", "ULMFiT, no STLR",
                                         "ULMFiT, no gradual unfreezing"], pad_id=data.pad_id, device=dev)
+    return out
+
+
+def main(path: str, parts: tuple[str, ...] = ("brown", "ptb", "ulmfit")) -> None:
+    unknown = set(parts) - {"brown", "ptb", "ulmfit"}
+    if unknown:
+        raise SystemExit(f"unknown part(s) {sorted(unknown)}; use brown, ptb or ulmfit")
+    dev = str(get_device())
+    out: dict = {"device": describe(get_device()), "torch": torch.__version__}
+    if "brown" in parts:
+        out["brown"] = run_brown(dev)
+    if "ptb" in parts:
+        out["ptb"] = run_ptb(load_ptb_lm(), dev)
+    if "ulmfit" in parts:
+        out.update(run_ulmfit(dev))
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "ch06a_gpu_scale.json")
+    main(sys.argv[1] if len(sys.argv) > 1 else "ch06a_gpu_scale.json", tuple(sys.argv[2:]) or
+         ("brown", "ptb", "ulmfit"))

@@ -311,6 +311,13 @@ class LMPlan:
         max_steps: stop earlier (``None``: all epochs). clip: gradient norm clip.
         eval_tokens: validation tokens scored at each evaluation. evals: evaluations per run.
         seed: initialisation and dropout seed.
+        lr_final: ``None`` keeps the rate constant; a number decays it linearly from ``lr``
+            at the first step to ``lr_final`` at the last (a run of one or two epochs ends with
+            small steps that settle into a minimum instead of bouncing around it).
+        optimizer: ``"adam"`` or ``"sgd"`` (Zaremba et al. 2014: plain SGD at lr 1).
+        halve_after: ``None``, or an epoch count after which the rate is multiplied by
+            ``decay`` at the start of every further epoch (Zaremba et al.'s small model: 0.5
+            after epoch 4).
     """
 
     batch_size: int = 32
@@ -322,12 +329,16 @@ class LMPlan:
     eval_tokens: int = 20_000
     evals: int = 4
     seed: int = 0
+    lr_final: float | None = None
+    optimizer: str = "adam"
+    halve_after: int | None = None
+    decay: float = 0.5
 
 
 def train_lstm_lm(model: nn.Module, train_ids: Sequence[int], valid_ids: Sequence[int], plan: LMPlan, *,
                   device: str | None = None, progress: bool = True) -> History:
-    """Train with TBPTT and Adam through :func:`companion.train.fit`; keeps the best weights by
-    the perplexity on (the first ``plan.eval_tokens`` of) ``valid_ids``. ``model`` is an
+    """Train with TBPTT (Adam or SGD, see :class:`LMPlan`) through :func:`companion.train.fit`;
+    keeps the best weights by the perplexity on (the first ``plan.eval_tokens`` of) ``valid_ids``. ``model`` is an
     :class:`LSTMLM` or anything with the same ``features(x, state)``, ``out`` and ``device``
     (e.g. :class:`companion.contextual.ulmfit.AWDLSTMLM`)."""
     tb = TBPTT(train_ids, plan.batch_size, plan.seq_len)
@@ -339,7 +350,29 @@ def train_lstm_lm(model: nn.Module, train_ids: Sequence[int], valid_ids: Sequenc
         return {"val_loss": -float(lp.mean()), "val_ppl": math.exp(-float(lp.mean()))}
 
     config = TrainConfig(epochs=plan.epochs, lr=plan.lr, clip_grad_norm=plan.clip, seed=plan.seed,
-                         device=device, max_steps=plan.max_steps,
+                         device=device, max_steps=plan.max_steps, optimizer=plan.optimizer,
                          eval_every=max(1, steps // max(1, plan.evals)), progress=progress)
+
+    def schedule(step: int, opt: torch.optim.Optimizer) -> None:
+        for g in opt.param_groups:
+            g["lr"] = plan_lr(plan, step, steps, len(tb.stream))
+
     return fit(model, tb.batches, config=config, loss_fn=tb.loss, evaluate=evaluate,
-               count_fn=lambda b: int(b[1].numel()))
+               count_fn=lambda b: int(b[1].numel()), schedule=schedule)
+
+
+def plan_lr(plan: LMPlan, step: int, total: int, per_epoch: int) -> float:
+    """The learning rate of ``plan`` at ``step`` (0-based) of a run of ``total`` steps with
+    ``per_epoch`` steps per epoch: ``plan.lr``, decayed linearly to ``plan.lr_final`` over the
+    run when that is set, and multiplied by ``plan.decay`` once per epoch after epoch
+    ``plan.halve_after`` when that is set."""
+    if total < 1 or per_epoch < 1 or step < 0:
+        raise ValueError(f"need total >= 1, per_epoch >= 1 and step >= 0, got step={step}, "
+                         f"total={total}, per_epoch={per_epoch}")
+    lr = plan.lr
+    if plan.lr_final is not None:
+        lr += min(1.0, step / max(1, total - 1)) * (plan.lr_final - plan.lr)
+    if plan.halve_after is not None:
+        epoch = step // per_epoch + 1  # 1-based, as in the papers
+        lr *= plan.decay ** max(0, epoch - plan.halve_after)
+    return lr
