@@ -154,6 +154,10 @@ def test_icl_by_size_rows_and_calibration_by_hand():
     row = df[(df.model == "d8") & (df.k == 0)].iloc[0]
     assert row.accuracy == pytest.approx(100 * (p.argmax(1) == gold).mean())
     assert row.calibrated == pytest.approx(100 * (q.argmax(1) == gold).mean())
+    summary = c10b.icl_size_summary(df, ["d8", "d16"], n_queries=len(queries))
+    k2 = df[df.k == 2].groupby("model")["calibrated"].mean()
+    assert summary["trend"] == pytest.approx(round(k2["d16"] - k2["d8"], 1))
+    assert summary["se"] == pytest.approx(35.4) and summary["draw_lo"] <= summary["cal_lo"]
 
 
 def test_widget_callback_error_then_recovery():

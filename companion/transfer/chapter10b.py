@@ -122,18 +122,38 @@ def icl_by_size(models: dict, tok, pool: Sequence[Example], queries: Sequence[Ex
     return pd.DataFrame(rows)
 
 
-def draw_icl_sizes(df: pd.DataFrame, params: dict[str, int], chance: float = 50.0, ax=None):
-    """Accuracy against non-embedding parameters, one line per ``k`` (mean over draws, the
-    bars their standard deviation), the chance level dashed."""
+def icl_size_summary(df: pd.DataFrame, order: Sequence[str], n_queries: int) -> dict[str, float]:
+    """The numbers the chapter quotes from :func:`icl_by_size`'s rows: the lowest and highest
+    mean (over draws) of accuracy, calibrated accuracy and P(last label) x 100 over sizes and
+    ``k``; the lowest and highest single calibrated draw; the largest minus the smallest model
+    (``order``: smallest first) in calibrated accuracy at the largest ``k``; and the binomial
+    standard error of one accuracy near 50 % on ``n_queries`` queries."""
+    cols = {"accuracy": "acc", "calibrated": "cal", "P(last label)": "plast"}
+    means = df.groupby(["model", "k"])[list(cols)].mean()
+    means["P(last label)"] *= 100
+    out = {}
+    for col, key in cols.items():
+        out[f"{key}_lo"], out[f"{key}_hi"] = float(means[col].min()), float(means[col].max())
+    out["draw_lo"], out["draw_hi"] = float(df["calibrated"].min()), float(df["calibrated"].max())
+    k = max(df["k"])
+    out["trend"] = float(means.loc[(order[-1], k), "calibrated"] - means.loc[(order[0], k), "calibrated"])
+    out["se"] = 100 * math.sqrt(0.25 / n_queries)
+    return {key: round(v, 1) for key, v in out.items()}
+
+
+def draw_icl_sizes(df: pd.DataFrame, params: dict[str, int], value: str = "accuracy", chance: float = 50.0,
+                   ax=None):
+    """``value`` (accuracy or calibrated accuracy) against non-embedding parameters, one line
+    per ``k`` (mean over draws, the bars their standard deviation), the chance level dashed."""
     ax = ax or plt.gca()
     for k, g in df.groupby("k"):
-        stats = g.groupby("model", sort=False)["accuracy"].agg(["mean", "std"]).fillna(0.0)
+        stats = g.groupby("model", sort=False)[value].agg(["mean", "std"]).fillna(0.0)
         n = [params[m] for m in stats.index]
         ax.errorbar(n, stats["mean"], yerr=stats["std"], marker="o", capsize=3, label=f"k = {k}")
     ax.axhline(chance, color="0.5", ls="--", lw=1, label="chance")
     ax.set_xscale("log")
     ax.set_xlabel("non-embedding parameters")
-    ax.set_ylabel("accuracy (%)")
+    ax.set_ylabel(("calibrated " if value == "calibrated" else "") + "accuracy (%)")
     ax.legend(fontsize=8)
     return ax
 
@@ -266,8 +286,8 @@ def sizes(scale: str | None = None) -> Sizes:
     """The sizes of notebook 10b at ``scale`` (default ``BOOK_SCALE``)."""
     base = dataclasses.asdict(sizes10(scale))
     own = pick(
-        ci={"n_test": 24, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
-            "it_per_task": 16, "it_epochs": 1, "it_eval": 24, "it_seeds": (0,), "fam_queries": 12,
+        ci={"n_test": 20, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
+            "it_per_task": 16, "it_epochs": 1, "it_eval": 24, "it_seeds": (0,), "fam_queries": 8,
             "fam_pool": 40, "fam_ks": (0, 4), "fam_draws": 2},
         laptop={"max_len": 32, "n_test": 250, "n_unlabelled": 128, "generations": 2, "ap_train": 48, "ap_steps": 10,
                 "ap_k": 12, "it_per_task": 128, "it_epochs": 2, "it_eval": 300, "it_seeds": (0, 1)},
