@@ -135,3 +135,46 @@ def test_head_lr_group_and_shared_features(tmp_path):
     assert {"full", "bitfit", "adapters", "lora"} <= set(rows.method)
     s = c10.transfer_sizes("laptop")
     assert set(s.seeds_side) <= set(s.seeds) and torch.is_tensor(feats)
+
+
+def test_stored_gpt_family_loads_and_is_checked(tmp_path):
+    from companion.transfer import gpt_family
+
+    if not (gpt_family.FAMILY_DIR / "meta.json").exists():
+        pytest.skip("the GPT family is not stored")
+    models, meta = gpt_family.load_family()
+    sizes = [m["non_embedding_params"] for m in meta["members"]]
+    assert list(models) == [m["name"] for m in meta["members"]] and sizes == sorted(sizes)
+    assert all(m["heldout_loss"] > 0 for m in meta["members"])
+    total = sum((gpt_family.FAMILY_DIR / f).stat().st_size for f in meta["sha256"])
+    assert total <= 20e6  # the limit for stored weights
+    copy = tmp_path / "family"
+    shutil.copytree(gpt_family.FAMILY_DIR, copy)
+    first = copy / gpt_family.member_file(meta["members"][0]["name"])
+    with open(first, "r+b") as fh:
+        fh.seek(-1, 2)
+        fh.write(b"\x00" if fh.read(1) != b"\x00" else b"\x01")
+    with pytest.raises(ValueError, match="sha256"):
+        gpt_family.load_family(copy)
+    (copy / "meta.json").unlink()
+    with pytest.raises(FileNotFoundError, match="ch10b_gpt_family"):
+        gpt_family.load_family(copy)
+
+
+def test_fewglue_rows_summary_and_missing_file(tmp_path):
+    import json
+
+    from companion.transfer import chapter10b as c10b
+
+    rows = [{"task": "CB", "method": "head", "unit": f"fold {f}", "accuracy": a} for f, a in enumerate((50, 75))]
+    rows += [{"task": "RTE", "method": "head", "unit": "seed 0", "accuracy": 60.0}]
+    path = tmp_path / "few.json"
+    path.write_text(json.dumps({"meta": {"max_len": 64}, "rows": rows}))
+    frame, meta = c10b.stored_fewglue(path)
+    assert meta == {"max_len": 64} and len(frame) == 3
+    summary = c10b.fewglue_summary(frame, {"CB": 50.0, "RTE": 52.0})
+    assert summary.loc[("CB", "head"), "accuracy"] == 62.5 and summary.loc[("CB", "head"), "runs"] == 2
+    assert summary.loc[("CB", "head"), "sd"] == pytest.approx(17.7, abs=0.05)  # sd of 50 and 75
+    assert summary.loc[("RTE", "head"), "majority class"] == 52.0
+    with pytest.raises(FileNotFoundError, match="ch10b_fewglue"):
+        c10b.stored_fewglue(tmp_path / "none.json")

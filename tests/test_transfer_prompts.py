@@ -112,6 +112,54 @@ def test_in_context_prompt_demos_and_scores():
     np.testing.assert_allclose(lp[0], want, rtol=1e-5)
 
 
+def test_gpt_label_logprobs_batched_equals_one_at_a_time():
+    gpt = GPT(GPTConfig(vocab_size=len(WORDS) + 3, block_size=16, d_model=16, n_head=2), seed=0)
+    texts = ["a fun movie it was", "fun", "a dull movie", "it was a fun fun movie"]
+    one = prompts.gpt_label_logprobs(gpt, tokenize, texts, [7, 8], start_id=len(WORDS))
+    many = prompts.gpt_label_logprobs(gpt, tokenize, texts, [7, 8], start_id=len(WORDS), batch_size=3)
+    np.testing.assert_allclose(many, one, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="batch_size"):
+        prompts.gpt_label_logprobs(gpt, tokenize, texts, [7, 8], start_id=len(WORDS), batch_size=0)
+
+
+def test_icl_by_size_rows_and_calibration_by_hand():
+    from companion.transfer import chapter10b as c10b
+
+    vocab = {w: i for i, w in enumerate(WORDS)}
+
+    class Tok:  # chapter 7b's tokenizer interface, over the test's word list
+        def encode_ordinary(self, text):
+            return [vocab[w] for w in text.replace("\n", " ").split() if w in vocab]
+
+    gpts = {f"d{d}": GPT(GPTConfig(vocab_size=len(WORDS) + 3, block_size=32, d_model=d, n_head=2), seed=0)
+            for d in (8, 16)}
+    pool = [Example("a fun movie", 1), Example("a dull movie", 0), Example("fun", 1), Example("dull", 0)]
+    queries = [Example("a fun movie", 1), Example("a dull movie", 0)]
+    t = prompts.Template("{text} it was", sep=" ")
+    words = ["bad", "good"]
+    df = c10b.icl_by_size(gpts, Tok(), pool, queries, ks=(0, 2), draws=2, template=t, words=words,
+                          start_id=len(WORDS))
+    assert len(df) == 2 * (1 + 2) and set(df.columns) >= {"model", "k", "draw", "accuracy", "calibrated"}
+    assert (df[df.k == 2]["demos in context"] == 2).all()
+    # k = 0, the first model, by hand: renormalise over the two label words, divide by the
+    # content-free ("N/A") distribution, argmax
+    ids = [vocab["bad"], vocab["good"]]
+    lp = prompts.gpt_label_logprobs(gpts["d8"], Tok().encode_ordinary, [t.render(q) for q in queries], ids,
+                                    len(WORDS))
+    lp_cf = prompts.gpt_label_logprobs(gpts["d8"], Tok().encode_ordinary, [t.render(Example("N/A", 0))], ids,
+                                       len(WORDS))
+    p = np.exp(lp) / np.exp(lp).sum(1, keepdims=True)
+    q = prompts.calibrate(p, np.exp(lp_cf[0]) / np.exp(lp_cf[0]).sum())
+    gold = np.array([1, 0])
+    row = df[(df.model == "d8") & (df.k == 0)].iloc[0]
+    assert row.accuracy == pytest.approx(100 * (p.argmax(1) == gold).mean())
+    assert row.calibrated == pytest.approx(100 * (q.argmax(1) == gold).mean())
+    summary = c10b.icl_size_summary(df, ["d8", "d16"], n_queries=len(queries))
+    k2 = df[df.k == 2].groupby("model")["calibrated"].mean()
+    assert summary["trend"] == pytest.approx(round(k2["d16"] - k2["d8"], 1))
+    assert summary["se"] == pytest.approx(35.4) and summary["draw_lo"] <= summary["cal_lo"]
+
+
 def test_widget_callback_error_then_recovery():
     cloze, _ = _cloze()
     d = prompts.prompt_distribution(cloze, "{text} it was [MASK] .", "great, terrible", "a fun movie")

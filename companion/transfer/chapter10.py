@@ -93,14 +93,14 @@ class TransferSizes:
     epochs: int
     batch_size: int
     seeds: tuple[int, ...]       # seeds of feature extraction, full FT, BitFit, adapters, LoRA
-    seeds_side: tuple[int, ...]   # seeds of the side runs: prefix, prompt and P-tuning, schedules, multi-task
+    seeds_side: tuple[int, ...]   # seeds of the side runs: prefix, prompt and P-tuning, AG News
 
 
 def transfer_sizes(scale: str | None = None) -> TransferSizes:
     """10a's sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is written but unrun."""
     return pick(
-        ci=TransferSizes(1, 32, 32, 48, 1, 16, (0,), (0,)),
-        laptop=TransferSizes(None, 40, 128, 250, 3, 16, (0, 1), (0,)),
+        ci=TransferSizes(1, 32, 32, 32, 1, 16, (0,), (0,)),
+        laptop=TransferSizes(None, 40, 128, 200, 3, 16, (0, 1), (0,)),
         gpu=TransferSizes(None, 64, 2000, 872, 3, 32, (0, 1, 2), (0, 1, 2)),
         scale=scale)
 

@@ -4,6 +4,10 @@
   after contextual calibration;
 * :func:`in_context` -- our GPT with ``k`` demonstrations (random or nearest by MiniLM's
   sentence vectors) in front of each query, before and after calibration;
+* :func:`icl_by_size` / :func:`draw_icl_sizes` -- in-context accuracy across a family of GPT
+  sizes, ``k`` demonstrations, several draws;
+* :func:`stored_fewglue` / :func:`fewglue_summary` -- FewGLUE's RTE, CB and BoolQ rows, measured
+  by ``benchmarks/ch10b_fewglue.py`` and stored;
 * :func:`pet_runs` -- PET in miniature: one prompt-based model per pattern-verbalizer pair, their
   ensemble's soft labels on unlabelled examples, a distilled classifier;
 * :func:`label_search` -- LM-BFF's automatic label words for a pattern;
@@ -21,6 +25,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -76,14 +81,105 @@ def in_context(gpt, tok, pool: Sequence[Example], queries: Sequence[Example], k:
         texts.append(text)
         cf_texts.append(cf)
         kept.append(n)
-    lp = prompts.gpt_label_logprobs(gpt, tok.encode_ordinary, texts, ids, start)
-    lp_cf = prompts.gpt_label_logprobs(gpt, tok.encode_ordinary, cf_texts, ids, start)
+    lp = prompts.gpt_label_logprobs(gpt, tok.encode_ordinary, texts, ids, start, batch_size=32)
+    lp_cf = prompts.gpt_label_logprobs(gpt, tok.encode_ordinary, cf_texts, ids, start, batch_size=32)
     p = np.exp(lp) / np.exp(lp).sum(1, keepdims=True)
     p_cf = np.exp(lp_cf) / np.exp(lp_cf).sum(1, keepdims=True)
     gold = np.array([int(q.label) for q in queries])
     cal = np.stack([prompts.calibrate(p[i], p_cf[i]) for i in range(len(p))])
     return {"accuracy": _acc(p, gold), "calibrated": _acc(cal, gold), "demos in context": float(np.mean(kept)),
             "P(last label)": float(p[:, -1].mean())}
+
+
+def icl_by_size(models: dict, tok, pool: Sequence[Example], queries: Sequence[Example], ks: Sequence[int],
+                draws: int, template: prompts.Template, words: Sequence[str], start_id: int,
+                batch_size: int = 32) -> pd.DataFrame:
+    """In-context accuracy of every model in ``models`` (``{name: GPT}``, one tokenizer) for
+    each number of demonstrations ``k``: one row per model, ``k`` and draw. A *draw* is one
+    random set of ``k`` demonstrations from ``pool`` in a random order, placed in front of every
+    query (as in Zhao et al. 2021, whose spread over draws is the point), and the same draw for
+    every model, so that the sizes are compared on identical prompts. ``k = 0`` has one draw.
+    Calibration divides by the label distribution of the same demonstrations with the
+    content-free query "N/A". Accuracies are x 100."""
+    ids = [tok.encode_ordinary(" " + w)[0] for w in words]
+    gold = np.array([int(q.label) for q in queries])
+    rows = []
+    for k in ks:
+        for d in range(draws if k else 1):
+            demos = [pool[j] for j in prompts.choose_demos(len(pool), k, "random", seed=7919 * k + d)]
+            for name, gpt in models.items():
+                B = gpt.config.block_size
+                kept = [prompts.build_prompt(template, demos, q, words, tok.encode_ordinary, B - 1)
+                        for q in [*queries, Example("N/A", 0)]]
+                texts = [t for t, _ in kept]
+                lp = prompts.gpt_label_logprobs(gpt, tok.encode_ordinary, texts, ids, start_id, batch_size)
+                p = np.exp(lp) / np.exp(lp).sum(1, keepdims=True)
+                cal = prompts.calibrate(p[:-1], p[-1])
+                rows.append({"model": name, "k": k, "draw": d, "accuracy": _acc(p[:-1], gold),
+                             "calibrated": _acc(cal, gold), "P(last label)": float(p[:-1, -1].mean()),
+                             "demos in context": float(np.mean([n for _, n in kept[:-1]])),
+                             "tokens": float(np.mean([len(tok.encode_ordinary(t)) for t in texts[:-1]]))})
+    return pd.DataFrame(rows)
+
+
+def icl_size_summary(df: pd.DataFrame, order: Sequence[str], n_queries: int) -> dict[str, float]:
+    """The numbers the chapter quotes from :func:`icl_by_size`'s rows: the lowest and highest
+    mean (over draws) of accuracy, calibrated accuracy and P(last label) x 100 over sizes and
+    ``k``; the lowest and highest single calibrated draw; the largest minus the smallest model
+    (``order``: smallest first) in calibrated accuracy at the largest ``k``; and the binomial
+    standard error of one accuracy near 50 % on ``n_queries`` queries."""
+    cols = {"accuracy": "acc", "calibrated": "cal", "P(last label)": "plast"}
+    means = df.groupby(["model", "k"])[list(cols)].mean()
+    means["P(last label)"] *= 100
+    out = {}
+    for col, key in cols.items():
+        out[f"{key}_lo"], out[f"{key}_hi"] = float(means[col].min()), float(means[col].max())
+    out["draw_lo"], out["draw_hi"] = float(df["calibrated"].min()), float(df["calibrated"].max())
+    k = max(df["k"])
+    out["trend"] = float(means.loc[(order[-1], k), "calibrated"] - means.loc[(order[0], k), "calibrated"])
+    out["se"] = 100 * math.sqrt(0.25 / n_queries)
+    return {key: round(v, 1) for key, v in out.items()}
+
+
+def draw_icl_sizes(df: pd.DataFrame, params: dict[str, int], value: str = "accuracy", chance: float = 50.0,
+                   ax=None):
+    """``value`` (accuracy or calibrated accuracy) against non-embedding parameters, one line
+    per ``k`` (mean over draws, the bars their standard deviation), the chance level dashed."""
+    ax = ax or plt.gca()
+    for k, g in df.groupby("k"):
+        stats = g.groupby("model", sort=False)[value].agg(["mean", "std"]).fillna(0.0)
+        n = [params[m] for m in stats.index]
+        ax.errorbar(n, stats["mean"], yerr=stats["std"], marker="o", capsize=3, label=f"k = {k}")
+    ax.axhline(chance, color="0.5", ls="--", lw=1, label="chance")
+    ax.set_xscale("log")
+    ax.set_xlabel("non-embedding parameters")
+    ax.set_ylabel(("calibrated " if value == "calibrated" else "") + "accuracy (%)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+FEWGLUE_FILE = Path(__file__).with_name("fewglue_rows.json")
+
+
+def stored_fewglue(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
+    """FewGLUE's RTE, CB and BoolQ rows as ``benchmarks/ch10b_fewglue.py`` measured and stored
+    them: one row per task, method and seed (RTE) or fold (CB, BoolQ), and the run's meta."""
+    import json
+
+    path = Path(path or FEWGLUE_FILE)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; run `python -m benchmarks.ch10b_fewglue {path}`")
+    data = json.loads(path.read_text())
+    return pd.DataFrame(data["rows"]), data["meta"]
+
+
+def fewglue_summary(rows: pd.DataFrame, majority: dict[str, float]) -> pd.DataFrame:
+    """Mean accuracy, its standard deviation over seeds or folds, the number of runs, and the
+    majority-class accuracy of the same test examples, per task (rows) and method."""
+    g = rows.groupby(["task", "method"], sort=False)["accuracy"]
+    out = pd.DataFrame({"accuracy": g.mean(), "sd": g.std(ddof=1), "runs": g.size()})
+    out["majority class"] = [majority[t] for t, _ in out.index]
+    return out.round(1)
 
 
 def pet_runs(cloze: prompts.ClozeModel, tokenize, pvps: Sequence[pet.PVP], train: Sequence[Example],
@@ -180,18 +276,23 @@ class Sizes(Sizes10):
     it_epochs: int = 2
     it_eval: int = 400            # held-out examples scored
     it_seeds: tuple[int, ...] = (0, 1)
+    fam_queries: int = 200         # ICL vs model size: balanced SST-2 queries
+    fam_pool: int = 300            # demonstrations are drawn from this many short examples
+    fam_ks: tuple[int, ...] = (0, 4, 8)
+    fam_draws: int = 4             # random demonstration sets (and orders) per k
 
 
 def sizes(scale: str | None = None) -> Sizes:
     """The sizes of notebook 10b at ``scale`` (default ``BOOK_SCALE``)."""
     base = dataclasses.asdict(sizes10(scale))
     own = pick(
-        ci={"n_test": 24, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
-            "it_per_task": 16, "it_epochs": 1, "it_eval": 32, "it_seeds": (0,)},
+        ci={"n_test": 20, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
+            "it_per_task": 16, "it_epochs": 1, "it_eval": 24, "it_seeds": (0,), "fam_queries": 8,
+            "fam_pool": 40, "fam_ks": (0, 4), "fam_draws": 2},
         laptop={"max_len": 32, "n_test": 250, "n_unlabelled": 128, "generations": 2, "ap_train": 48, "ap_steps": 10,
                 "ap_k": 12, "it_per_task": 128, "it_epochs": 2, "it_eval": 300, "it_seeds": (0, 1)},
         gpu={"generations": 3, "ap_train": 256, "ap_steps": 80, "ap_k": 20, "it_per_task": 4000, "it_epochs": 3,
-             "it_eval": 2000, "it_seeds": (0, 1, 2)},
+             "it_eval": 2000, "it_seeds": (0, 1, 2), "fam_queries": 400, "fam_draws": 10},
         scale=scale)
     return Sizes(**{**base, **own})
 

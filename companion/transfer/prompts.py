@@ -262,16 +262,26 @@ def choose_demos(n_pool: int, k: int, how: str = "random", seed: int = 0, pool_v
 
 @torch.no_grad()
 def gpt_label_logprobs(gpt, tokenize: Callable[[str], list[int]], prompts: Sequence[str],
-                       label_ids: Sequence[int], start_id: int) -> np.ndarray:
+                       label_ids: Sequence[int], start_id: int, batch_size: int = 1) -> np.ndarray:
     """``[n, n_labels]``: log-probabilities of each label's (first) token right after each
-    prompt, under a causal LM (our :class:`~companion.transformer.gpt.GPT`)."""
+    prompt, under a causal LM (our :class:`~companion.transformer.gpt.GPT`).
+
+    ``batch_size > 1`` scores prompts together, padded on the right: a causal model's position
+    ``t`` never sees what follows it, so the padding cannot change the logits read at each
+    prompt's last token (tested equal to one prompt at a time)."""
     gpt.eval()
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    seqs = [[start_id, *tokenize(p)][-gpt.config.block_size:] for p in prompts]
     out = []
-    for p in prompts:
-        ids = [start_id, *tokenize(p)][-gpt.config.block_size:]
-        logits = gpt(torch.tensor([ids], device=gpt.device))[0, -1].float()
-        out.append(F.log_softmax(logits, -1)[list(label_ids)].cpu().numpy())
-    return np.stack(out)
+    for i in range(0, len(seqs), batch_size):
+        chunk = seqs[i:i + batch_size]
+        width = max(map(len, chunk))
+        ids = torch.tensor([s + [start_id] * (width - len(s)) for s in chunk], device=gpt.device)
+        last = torch.tensor([len(s) - 1 for s in chunk], device=gpt.device)
+        logits = gpt(ids)[torch.arange(len(chunk), device=gpt.device), last].float()
+        out.append(F.log_softmax(logits, -1)[:, list(label_ids)].cpu().numpy())
+    return np.concatenate(out) if out else np.zeros((0, len(label_ids)))
 
 
 # ------------------------------------------------------------------------------------- widget
