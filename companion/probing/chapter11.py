@@ -361,7 +361,7 @@ def run_layer_probes(tasks: Mapping[str, TokenTask], rep: str, config: ProbeConf
         lo, hi = np.nanpercentile(sp.boot_expected(n_boot), [2.5, 97.5])
         rows.append({"task": tname, **{f"L{i}": 100 * a for i, a in enumerate(per)},
                      "layer sd": 100 * sp.per_layer.std(0).max(), "best layer": int(per.argmax()),
-                     "expected layer": np.nanmean(el), "EL sd": np.nanstd(el), "EL 95% CI": f"{lo:.2f}-{hi:.2f}",
+                     "expected layer": np.nanmean(el), "EL sd": np.nanstd(el), "EL 95% CI": f"{lo:.2f} to {hi:.2f}",
                      "centre of gravity": cog.mean(), "CoG sd": cog.std()})
     return pd.DataFrame(rows).round(2), spreads
 
