@@ -200,6 +200,66 @@ def test_scalar_mix_finds_the_informative_layer():
     assert per.argmax() == 1
 
 
+def _three_layers(n=500, seed=2):
+    g = np.random.default_rng(0)
+    X, y = _linear_data(n=n, seed=seed)
+    noise = [g.standard_normal(X.shape).astype(np.float32) for _ in range(2)]
+    layers = [noise[0], X, noise[1]]
+    k = 3 * n // 4
+    return [a[:k] for a in layers], y[:k], [a[k:] for a in layers], y[k:]
+
+
+def test_layer_spread_matches_single_runs_and_gives_a_spread():
+    tr, ytr, te, yte = _three_layers()
+    cfg = P.ProbeConfig(epochs=4, lr=2e-2, batch_size=64)
+    sp = L.layer_spread(tr, ytr, te, yte, cfg, seeds=(0, 1))
+    assert sp.layer_correct.shape == (2, 3, len(yte)) and sp.weights.shape == (2, 3)
+    # seed 0 is exactly what the one-seed functions give (the layers are standardised once)
+    np.testing.assert_allclose(sp.per_layer[0], L.layer_scores(tr, ytr, te, yte, cfg))
+    np.testing.assert_allclose(sp.cumulative[0], L.cumulative_scores(tr, ytr, te, yte, cfg))
+    assert (sp.per_layer[:, 1] > sp.per_layer[:, [0, 2]].max(1) + 0.1).all()
+    assert not np.allclose(sp.cumulative[0], sp.cumulative[1])  # seeds differ
+    el = sp.expected_layers()
+    boot = sp.boot_expected(200)
+    assert ((0.6 < el) & (el < 1.4)).all() and boot.shape == (200,)  # the gain is at layer 1
+    lo, hi = np.nanpercentile(boot, [2.5, 97.5])
+    assert lo < np.mean(el) < hi and hi - lo < 0.6
+    layers = sp.boot_layers(100)
+    assert layers.shape == (100, 3) and (layers[:, 1] > layers[:, 0]).all()
+    with pytest.raises(ValueError, match="seed"):
+        L.layer_spread(tr, ytr, te, yte, cfg, seeds=())
+
+
+def test_compare_expected_verdicts():
+    g = np.random.default_rng(0)
+    early, late = 1 + 0.1 * g.standard_normal(500), 3 + 0.1 * g.standard_normal(500)
+    assert L.compare_expected(late, early)[3] == "holds"
+    assert L.compare_expected(early, late)[3] == "reversed"
+    d, lo, hi, verdict = L.compare_expected(early, early[::-1])
+    assert verdict == "not separable" and lo < 0 < hi and abs(d) < 0.05
+    assert L.compare_expected(early, np.full(500, np.nan))[3].startswith("undefined")
+    with pytest.raises(ValueError, match="same length"):
+        L.compare_expected(early, early[:10])
+
+
+def test_layer_order_on_planted_tasks():
+    from companion.probing.chapter11 import layer_order
+
+    n = 40
+    def spread(layer):  # a task that only layer ``layer`` of 4 solves, by construction
+        cum = np.zeros((3, 4, n), bool)
+        cum[:, layer:, :] = True
+        cum[:, :, : n // 4] = True  # a quarter right from the start
+        return L.LayerSpread((0, 1, 2), cum.copy(), cum, np.ones((3, 4)) / 4)
+
+    frame = layer_order({"POS": spread(1), "chunk": spread(2), "NER": spread(3)}, n_boot=100)
+    el, gain = frame[frame.statistic == "expected layer"], frame[frame.statistic == "depth gain"]
+    assert list(el.verdict) == ["holds"] * 3
+    assert el.difference.tolist() == pytest.approx([2.0, 1.0, 1.0])
+    # the last layer solves every task and the first a quarter: depth helps all three alike
+    assert list(gain.verdict) == ["not separable"] * 3 and (gain.difference.abs() < 5).all()
+
+
 # -------------------------------------------------------------------------- structural probe
 
 _TREE = "( (S (NP-SBJ (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)) )"
@@ -271,6 +331,16 @@ def test_structural_probe_recovers_a_planted_tree_metric():
     probe = S.fit_structural(xs[:45], dists[:45], S.StructuralConfig(rank=24, epochs=40, lr=1e-2))
     res = S.evaluate_structural(S.predict_distances(probe, xs[45:]), trees[45:])
     assert res["uuas"] > 0.9 and res["dspr"] > 0.8
+
+
+def test_structural_probe_fast_distances_equal_the_definition():
+    probe = S.StructuralProbe(d=12, rank=5, seed=3)
+    h = torch.randn(4, 9, 12, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    fast, plain = probe(h), probe.forward_plain(h)
+    torch.testing.assert_close(fast, plain, atol=1e-5, rtol=1e-5)
+    g_fast = torch.autograd.grad(fast.sum(), probe.B)[0]
+    g_plain = torch.autograd.grad(plain.sum(), probe.B)[0]
+    torch.testing.assert_close(g_fast, g_plain, atol=1e-4, rtol=1e-4)
 
 
 # ---------------------------------------------------------------------------- attention stats
@@ -438,6 +508,26 @@ def test_bigram_shift_swaps_one_adjacent_pair_and_keeps_the_first_word():
         assert out[0] == "The" and sorted(out) == sorted(s) and len(diff) == 2 and diff[1] == diff[0] + 1
     with pytest.raises(ValueError, match="3 words"):
         bigram_shift(["a", "b"], rng)
+
+
+def test_uuas_by_layer_finds_a_middle_layer():
+    from companion.probing import structural as S
+    from companion.probing.chapter11 import PTBSentence, uuas_by_layer
+
+    heads = [1, 2, -1, 2, 5, 3, 2]
+    s = PTBSentence(["w"] * 7, ["DT", "NN", "VBD", "IN", "DT", "NN", "NN"], heads, None)
+    gold, chain = S.tree_distances(heads).astype(float), S.linear_baseline([7])[0]
+    star = np.ones((7, 7)) - np.eye(7)
+    star[0, 1:] = star[1:, 0] = 0.5  # every word attached to word 0: 1 gold edge of 6
+    preds = {("m", 0): [chain] * 8, ("m", 1): [gold] * 8, ("m", 2): [star] * 8}
+    frame, summary = uuas_by_layer(preds, "m", [s] * 8, n_boot=50)
+    assert frame.UUAS.tolist() == pytest.approx([100 * 4 / 6, 100.0, 100 / 6], abs=0.1)
+    assert summary["best"] == 1 and summary["middle"]
+    assert summary["over_first"][1] > 0 and summary["over_last"][0] == pytest.approx(100 * 5 / 6, abs=0.1)
+    del preds[("m", 2)]
+    assert not uuas_by_layer(preds, "m", [s] * 8, n_boot=50)[1]["middle"]  # best is the last layer
+    with pytest.raises(ValueError, match="run_structural"):
+        uuas_by_layer(preds, "other", [s] * 8)
 
 
 def test_majority_baseline_and_uuas_interval():

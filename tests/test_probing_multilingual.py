@@ -156,3 +156,9 @@ def test_retrieval_widget_callback_shows_an_error_then_answers_again(tok):
     picker.sentence.value = zh[1]  # Chinese in, English out
     picker.update()
     assert "zh → en" in picker.output.value
+
+
+def test_split_chinese_cuts_after_sentence_marks_and_drops_scraps():
+    assert ml.split_chinese("今天天气很好。我们去公园吧！你来吗？好") == ["今天天气很好。", "我们去公园吧！", "你来吗？"]
+    assert ml.split_chinese("他说：“好的。”然后走了。") == ["他说：“好的。”然后走了。"]  # a quote stays whole
+    assert ml.split_chinese("") == []

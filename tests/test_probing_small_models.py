@@ -67,7 +67,8 @@ class _Table:
 def test_run_small_layers_finds_the_informative_layer_and_adds_rows():
     P.register_extractor("toy L1", _layered(1))
     P.register_extractor("toy L2", _layered(2))
-    frame = c11.run_small_layers({"POS": _toy_task()}, ["toy L1", "toy L2"], P.ProbeConfig(epochs=40, lr=0.05))
+    frame = c11.run_small_layers({"POS": _toy_task()}, ["toy L1", "toy L2"], P.ProbeConfig(epochs=40, lr=0.05),
+                                 seeds=(0,), n_boot=100)
     assert list(frame.index) == [("toy L1", "POS"), ("toy L2", "POS")]
     assert frame.loc[("toy L1", "POS"), "best layer"] == 1 and frame.loc[("toy L2", "POS"), "best layer"] == 2
     table = c11.add_layer_rows(_Table(), frame)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..scale import pick
+from .layers import LayerSpread, layer_scores
 from .probes import (
     ProbeConfig,
     bootstrap_acc,
@@ -50,13 +51,15 @@ class Sizes:
     n_boot: int
     seeds: tuple[int, ...]  # probe seeds (spread)
     static_tokens: int | None = None  # Brown tokens the static vectors train on (None: all)
+    layer_seeds: tuple[int, ...] = (0, 1, 2)  # probe seeds of the layer-wise analysis
 
 
 def sizes(scale: str | None = None) -> Sizes:
     return pick(
-        ci=Sizes(120, 60, 120, 50, 25, 1, 50, 4, 64, 3, 32, 10, 200, (0, 1), 200_000),
+        ci=Sizes(120, 60, 120, 50, 25, 1, 50, 4, 64, 3, 32, 10, 200, (0, 1), 200_000, (0,)),
         laptop=Sizes(400, 150, 500, 150, 40, 1, 100, 6, 256, 15, 64, 80, 1000, (0, 1)),
-        gpu=Sizes(8000, 2000, 3000, 800, 60, 5, 300, 20, 512, 30, 128, 800, 2000, (0, 1, 2, 3, 4)),
+        gpu=Sizes(8000, 2000, 3000, 800, 60, 5, 300, 20, 512, 30, 128, 800, 2000, (0, 1, 2, 3, 4),
+                  layer_seeds=(0, 1, 2, 3, 4)),
         scale=scale)
 
 
@@ -286,7 +289,8 @@ def run_token_probes(task: TokenTask, reps: Sequence[str], layer: Mapping[str, i
     """For each representation (one layer of it: ``layer[name]``, default the last), a linear
     and an MLP probe on the task and on its control task; accuracy is the mean over ``seeds``
     (probe seed and control-task seed together), with a bootstrap interval of seed 0's test
-    accuracy."""
+    accuracy; selectivity with its seeds' sd and a 95 % bootstrap interval over test tokens
+    (``sel lo``, ``sel hi``)."""
     config = config or ProbeConfig()
     _, (y_tr, y_te) = encode_labels(task.train_tags, task.test_tags)
     rows = []
@@ -294,7 +298,7 @@ def run_token_probes(task: TokenTask, reps: Sequence[str], layer: Mapping[str, i
         k = (layer or {}).get(name, -1)
         X_tr, X_te = extract(name, task.train_words)[k], extract(name, task.test_words)[k]
         for kind in ("linear", "mlp"):
-            acc, ctl, lo_hi = [], [], None
+            acc, ctl, lo_hi, sel_hits = [], [], None, []
             for seed in seeds:
                 lr = config.lr if kind == "linear" else 3 * config.lr  # the MLP memorises slowly at 1e-3
                 cfg = ProbeConfig(**{**config.__dict__, "kind": kind, "hidden": mlp_hidden, "seed": seed, "lr": lr})
@@ -304,12 +308,25 @@ def run_token_probes(task: TokenTask, reps: Sequence[str], layer: Mapping[str, i
                     lo_hi = bootstrap_acc(r.predict(X_te) == y_te, n_boot)
                 m = control_task(task.train_tags, task.train_words, task.train_words + task.test_words, seed=seed)
                 _, (c_tr, c_te) = encode_labels(control_labels(m, task.train_words), control_labels(m, task.test_words))
-                ctl.append(fit_probe(X_tr, c_tr, X_te, c_te, cfg).test_acc)
+                rc = fit_probe(X_tr, c_tr, X_te, c_te, cfg)
+                ctl.append(rc.test_acc)
+                sel_hits.append((r.predict(X_te) == y_te).astype(float) - (rc.predict(X_te) == c_te))
+            sel_lo, sel_hi = _bootstrap_mean(np.mean(sel_hits, 0), n_boot)
+            sels = np.array(acc) - np.array(ctl)
             rows.append({"representation": name, "probe": kind, "task acc": 100 * np.mean(acc),
                          "task sd": 100 * np.std(acc), "95% CI": f"{100 * lo_hi[0]:.1f}-{100 * lo_hi[1]:.1f}",
                          "control acc": 100 * np.mean(ctl),
-                         "selectivity": 100 * (np.mean(acc) - np.mean(ctl))})
+                         "selectivity": 100 * sels.mean(), "sel sd": 100 * sels.std(),
+                         "sel lo": 100 * sel_lo, "sel hi": 100 * sel_hi})
     return pd.DataFrame(rows).round(1)
+
+
+def _bootstrap_mean(values: np.ndarray, n_boot: int, seed: int = 0) -> tuple[float, float]:
+    """A 95 % percentile interval of the mean of per-item ``values`` (here: a token's task hit
+    minus its control hit, averaged over seeds -- the selectivity's interval over test tokens)."""
+    v = np.asarray(values, dtype=np.float64)
+    means = v[np.random.default_rng(seed).integers(0, len(v), size=(n_boot, len(v)))].mean(1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
 def majority_baseline(task: TokenTask) -> float:
@@ -325,31 +342,94 @@ def majority_baseline(task: TokenTask) -> float:
     return float(np.mean(right))
 
 
-def run_layer_probes(tasks: Mapping[str, TokenTask], rep: str, config: ProbeConfig | None = None
-                     ) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Per task: linear-probe accuracy per layer, and the scalar-mix cumulative scores (Tenney et
-    al.). Returns ``(frame with per-layer accuracy, expected layer and centre of gravity,
-    per-layer scores, mix weights)``."""
-    from .layers import (
-        center_of_gravity,
-        cumulative_scores,
-        expected_layer,
-        fit_scalar_mix,
-        layer_scores,
-    )
+def run_layer_probes(tasks: Mapping[str, TokenTask], rep: str, config: ProbeConfig | None = None,
+                     seeds: Sequence[int] = (0, 1, 2), n_boot: int = 1000
+                     ) -> tuple[pd.DataFrame, dict[str, LayerSpread]]:
+    """Per task: linear-probe accuracy per layer and the scalar-mix cumulative scores (Tenney et
+    al.) for every probe seed. Returns ``(frame, spreads)``: the frame has the seeds' mean accuracy
+    per layer, the best layer, the expected layer (seeds' mean and sd, and a 95 % bootstrap
+    interval over test tokens) and the mix weights' centre of gravity (mean, sd); ``spreads``
+    keeps each task's :class:`~companion.probing.layers.LayerSpread` for further statistics."""
+    from .layers import layer_spread
 
-    rows, per, weights = [], {}, {}
+    rows, spreads = [], {}
     for tname, t in tasks.items():
         _, (y_tr, y_te) = encode_labels(t.train_tags, t.test_tags)
-        L_tr, L_te = extract(rep, t.train_words), extract(rep, t.test_words)
-        per[tname] = layer_scores(L_tr, y_tr, L_te, y_te, config)
-        _, w = fit_scalar_mix(L_tr, y_tr, L_te, y_te, config)
-        cum = cumulative_scores(L_tr, y_tr, L_te, y_te, config)
-        weights[tname] = w
-        rows.append({"task": tname, **{f"L{i}": 100 * a for i, a in enumerate(per[tname])},
-                     "best layer": int(per[tname].argmax()), "expected layer": expected_layer(cum),
-                     "centre of gravity": center_of_gravity(w)})
-    return pd.DataFrame(rows).round(2), per, weights
+        sp = layer_spread(extract(rep, t.train_words), y_tr, extract(rep, t.test_words), y_te, config, seeds)
+        spreads[tname] = sp
+        per, el, cog = sp.per_layer.mean(0), sp.expected_layers(), sp.centres()
+        lo, hi = np.nanpercentile(sp.boot_expected(n_boot), [2.5, 97.5])
+        rows.append({"task": tname, **{f"L{i}": 100 * a for i, a in enumerate(per)},
+                     "layer sd": 100 * sp.per_layer.std(0).max(), "best layer": int(per.argmax()),
+                     "expected layer": np.nanmean(el), "EL sd": np.nanstd(el), "EL 95% CI": f"{lo:.2f} to {hi:.2f}",
+                     "centre of gravity": cog.mean(), "CoG sd": cog.std()})
+    return pd.DataFrame(rows).round(2), spreads
+
+
+def layer_order(spreads: Mapping[str, LayerSpread], pairs: Sequence[tuple[str, str]] = (
+        ("NER", "POS"), ("NER", "chunk"), ("chunk", "POS")), n_boot: int = 1000) -> pd.DataFrame:
+    """The pipeline ordering, tested two ways for each ``(later, earlier)`` pair of tasks:
+
+    * ``expected layer`` (Tenney et al.): the difference of the two tasks' expected layers;
+    * ``depth gain`` (Peters et al.): the difference of what the last layer adds over the first
+      (accuracy points), i.e. whether depth helps the later task more.
+
+    Each with a 95 % bootstrap interval over test tokens (the tasks' test sets are independent,
+    so their draws are paired at random) and a verdict (``holds`` / ``reversed`` /
+    ``not separable``)."""
+    from .layers import compare_expected
+
+    stats = {"expected layer": lambda sp, i: sp.boot_expected(n_boot, seed=i),
+             "depth gain": lambda sp, i: 100 * sp.boot_gain(n_boot, seed=i)}
+    rows = []
+    for stat, fn in stats.items():
+        boots = {t: fn(sp, i) for i, (t, sp) in enumerate(spreads.items())}
+        for later, earlier in pairs:
+            d, lo, hi, verdict = compare_expected(boots[later], boots[earlier])
+            rows.append({"statistic": stat, "claim": f"{later} later than {earlier}", "difference": round(d, 2),
+                         "95% CI": f"{lo:.2f} to {hi:.2f}", "verdict": verdict})
+    return pd.DataFrame(rows)
+
+
+def order_table(orders: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`layer_order`'s frames of several representations side by side: one row per
+    statistic and claim, one column per representation, each cell ``"difference [lo, hi] verdict"``."""
+    if not orders:
+        raise ValueError("no layer_order frames to put side by side")
+    cols = {}
+    for rep, f in orders.items():
+        cols[rep] = [f"{d:+.2f} [{ci.replace(' to ', ', ')}] {v}"
+                     for d, ci, v in zip(f.difference, f["95% CI"], f.verdict)]
+    return pd.DataFrame(cols, index=pd.MultiIndex.from_frame(f[["statistic", "claim"]]))
+
+
+def versus(lo: float, hi: float, ref_lo: float, ref_hi: float) -> str:
+    """Compare two 95 % intervals in words: ``"above"``, ``"below"`` or ``"level with"`` (they
+    overlap) -- for prose whose conclusion must follow the numbers."""
+    if lo > hi or ref_lo > ref_hi:
+        raise ValueError(f"an interval's lower end is above its upper end: ({lo}, {hi}), ({ref_lo}, {ref_hi})")
+    return "above" if lo > ref_hi else "below" if hi < ref_lo else "level with"
+
+
+def best_layer_interval(sp: LayerSpread, n_boot: int = 1000) -> tuple[int, float, float, float]:
+    """``(best layer, accuracy %, 2.5 %, 97.5 %)``: the layer with the best mean accuracy over the
+    seeds, and its bootstrap interval over test tokens."""
+    mean = sp.per_layer.mean(0)
+    k = int(mean.argmax())
+    lo, hi = np.percentile(sp.boot_layers(n_boot)[:, k], [2.5, 97.5])
+    return k, 100 * float(mean[k]), 100 * float(lo), 100 * float(hi)
+
+
+def plot_layers(ax, spreads: Mapping[str, LayerSpread], n_boot: int = 1000) -> None:
+    """Per-layer accuracy (mean of the seeds) with its 95 % bootstrap band over test tokens."""
+    for name, sp in spreads.items():
+        mean = 100 * sp.per_layer.mean(0)
+        lo, hi = 100 * np.percentile(sp.boot_layers(n_boot), [2.5, 97.5], axis=0)
+        xs = np.arange(len(mean))
+        ax.plot(xs, mean, marker="o", label=name)
+        ax.fill_between(xs, lo, hi, alpha=0.25)
+    ax.set_ylabel("linear probe accuracy %")
+    ax.legend()
 
 
 def run_structural(train: Sequence[PTBSentence], test: Sequence[PTBSentence], rep: str, config=None,
@@ -391,10 +471,11 @@ def run_sentence_probes(tasks: Mapping[str, SentenceTask], reps: Sequence[str], 
         for rep in reps:
             lay_tr = mean_pool_layers(extract(rep, [w for w, _ in t.train]), [len(w) for w, _ in t.train])
             lay_te = mean_pool_layers(extract(rep, [w for w, _ in t.test]), [len(w) for w, _ in t.test])
-            ks = range(len(lay_tr)) if rep in all_layers else [len(lay_tr) - 1]
-            for k in ks:
-                name = f"{rep} L{k}" if rep in all_layers else rep
-                rows.setdefault(name, {})[tname] = 100 * fit_probe(lay_tr[k], y_tr, lay_te[k], y_te, config).test_acc
+            if rep in all_layers:  # every layer's probe, trained side by side
+                for k, acc in enumerate(layer_scores(lay_tr, y_tr, lay_te, y_te, config)):
+                    rows.setdefault(f"{rep} L{k}", {})[tname] = 100 * acc
+            else:
+                rows.setdefault(rep, {})[tname] = 100 * fit_probe(lay_tr[-1], y_tr, lay_te[-1], y_te, config).test_acc
         rows.setdefault("majority class", {})[tname] = 100 * t.chance()
     return pd.DataFrame(rows).T.round(1)
 
@@ -409,6 +490,36 @@ def uuas_interval(preds: Sequence[np.ndarray], sents: Sequence[PTBSentence], n_b
     idx = rng.integers(0, len(rt), size=(n_boot, len(rt)))
     boot = rt[idx, 0].sum(1) / np.maximum(rt[idx, 1].sum(1), 1)
     return float(rt[:, 0].sum() / rt[:, 1].sum()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
+
+
+def uuas_by_layer(preds: Mapping[tuple[str, int], Sequence[np.ndarray]], rep: str, sents: Sequence[PTBSentence],
+                  n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, dict[str, object]]:
+    """Where in ``rep`` is the tree? UUAS per layer with a 95 % bootstrap interval over test
+    sentences (one draw shared by all layers, so layer differences are paired), and the best
+    layer's paired margin over the first and the last layer. Returns ``(frame, summary)`` with
+    ``summary = {"best": layer, "over_first": (mean, lo, hi), "over_last": (...), "middle": bool}``;
+    ``middle`` is True when the best layer is neither the first nor the last and beats both with
+    intervals above zero."""
+    from .structural import uuas
+
+    ks = sorted(k for r, k in preds if r == rep)
+    if not ks:
+        raise ValueError(f"no predicted distances for {rep!r}; run run_structural(..., preds=...) first")
+    rt = np.array([[uuas(p, s.heads, s.keep) for p, s in zip(preds[(rep, k)], sents)] for k in ks], float)
+    idx = np.random.default_rng(seed).integers(0, rt.shape[1], size=(n_boot, rt.shape[1]))
+    boot = rt[:, idx, 0].sum(-1) / np.maximum(rt[:, idx, 1].sum(-1), 1)  # [layers, n_boot]
+    point = rt[:, :, 0].sum(1) / rt[:, :, 1].sum(1)
+    lo, hi = np.percentile(boot, [2.5, 97.5], axis=1)
+    frame = pd.DataFrame({"layer": ks, "UUAS": 100 * point, "lo": 100 * lo, "hi": 100 * hi}).round(1)
+    best = int(point.argmax())
+
+    def margin(k: int) -> tuple[float, float, float]:
+        d = 100 * (boot[best] - boot[k])
+        return float(d.mean()), float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))
+
+    first, last = margin(0), margin(len(ks) - 1)
+    middle = 0 < best < len(ks) - 1 and first[1] > 0 and last[1] > 0
+    return frame, {"best": ks[best], "over_first": first, "over_last": last, "middle": bool(middle)}
 
 
 def run_structural_ci(train: Sequence[PTBSentence], test: Sequence[PTBSentence], rep: str, layer: int,
@@ -597,11 +708,18 @@ def add_probing_rows(table, token_tables: Mapping[str, pd.DataFrame], struct: pd
     return table
 
 
-def run_small_layers(tasks: Mapping[str, TokenTask], reps: Sequence[str], config: ProbeConfig | None = None
-                     ) -> pd.DataFrame:
+def run_small_layers(tasks: Mapping[str, TokenTask], reps: Sequence[str], config: ProbeConfig | None = None,
+                     seeds: Sequence[int] = (0, 1, 2), n_boot: int = 1000,
+                     spreads: dict | None = None) -> pd.DataFrame:
     """:func:`run_layer_probes` for each representation in ``reps`` (the book's own small models),
-    one frame indexed by ``(representation, task)``."""
-    frames = [run_layer_probes(tasks, rep, config)[0].assign(representation=rep) for rep in reps]
+    one frame indexed by ``(representation, task)``; ``spreads``, if given, receives each
+    representation's spreads under its name."""
+    frames = []
+    for rep in reps:
+        frame, sp = run_layer_probes(tasks, rep, config, seeds, n_boot)
+        frames.append(frame.assign(representation=rep))
+        if spreads is not None:
+            spreads[rep] = sp
     return pd.concat(frames, ignore_index=True).set_index(["representation", "task"])
 
 

@@ -6,7 +6,7 @@ parallel text, yet a classifier fine-tuned in English works in other languages (
 cross-lingual transfer"). This module rebuilds the experiment at a scale a laptop can run:
 
 * :func:`english_text` / :func:`chinese_text` -- monolingual text (Part II's English corpus;
-  THUCNews headlines, OCNLI premises) plus each side of Tatoeba cmn-eng's *training* pairs,
+  People's Daily sentences, THUCNews headlines, OCNLI premises) plus each side of Tatoeba cmn-eng's *training* pairs,
   shuffled separately, never paired (a comparable corpus, as Wikipedias are);
 * :func:`train_tokenizer` -- one WordPiece vocabulary over both (Chinese split into characters,
   as mBERT does), after NFKC normalisation (full-width punctuation and digits become ASCII, as
@@ -23,6 +23,7 @@ cross-lingual transfer"). This module rebuilds the experiment at a scale a lapto
 
 from __future__ import annotations
 
+import re
 import time
 import unicodedata
 from collections.abc import Sequence
@@ -113,15 +114,25 @@ def english_text(max_chars: int, tatoeba_train: Sequence[tuple[str, str]], seed:
     return [normalize(t) for t in _take(wiki, max_chars // 2) + _take(sents, max_chars - max_chars // 2)]
 
 
+def split_chinese(text: str, min_chars: int = 4) -> list[str]:
+    """Split Chinese running text into sentences after 。！？ (closing quotes stay with their
+    sentence); pieces shorter than ``min_chars`` characters are dropped."""
+    parts = re.split(r"(?<=[。！？])(?![”’」』])", text)
+    return [p.strip() for p in parts if len(p.strip()) >= min_chars]
+
+
 def chinese_text(max_chars: int, tatoeba_train: Sequence[tuple[str, str]], seed: int = 0) -> list[str]:
-    """THUCNews headlines and OCNLI premises (simplified script) with Tatoeba's Chinese training
-    sides (mostly traditional script), shuffled together, cut at ``max_chars`` characters."""
+    """People's Daily (January 1998) sentences, THUCNews headlines and OCNLI premises (simplified
+    script) with Tatoeba's Chinese training sides (mostly traditional script), shuffled together,
+    cut at ``max_chars`` characters."""
     from ..data import load_task
+    from ..data.peoples_daily import load_peoples_daily
 
     thuc = load_task("thucnews").splits
     heads = [e.text for split in ("train", "test") for e in thuc[split]]
     premises = list(dict.fromkeys(e.text for e in load_task("ocnli").splits["train"]))
-    texts = heads + premises + [zh for _, zh in tatoeba_train]
+    news = [s for line in load_peoples_daily() for s in split_chinese("".join(line))]
+    texts = news + heads + premises + [zh for _, zh in tatoeba_train]
     order = np.random.default_rng(seed + 202).permutation(len(texts))
     return [normalize(t) for t in _take([texts[i] for i in order], max_chars)]
 

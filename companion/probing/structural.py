@@ -235,6 +235,14 @@ class StructuralProbe(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         t = h @ self.B.T
+        # ||t_i - t_j||^2 = |t_i|^2 + |t_j|^2 - 2 t_i . t_j: one matmul instead of a [B, T, T, rank]
+        # tensor of differences (what :meth:`forward_plain` builds; a test checks they agree)
+        sq = (t * t).sum(-1)
+        return (sq[:, :, None] + sq[:, None, :] - 2 * t @ t.transpose(1, 2)).clamp_min(0)
+
+    def forward_plain(self, h: torch.Tensor) -> torch.Tensor:
+        """The definition, word pair by word pair: ``sum_k (B (h_i - h_j))_k^2``."""
+        t = h @ self.B.T
         diff = t[:, :, None, :] - t[:, None, :, :]
         return (diff ** 2).sum(-1)
 
