@@ -59,6 +59,7 @@ def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop
         "config": dataclasses.asdict(model.config),
         "heldout_ppl": round(float(ppl), 2),
         "final_train_loss": round(float(np.mean(hist.step_loss[-10:])), 4),
+        "step_loss": [round(float(x), 4) for x in hist.step_loss],
         "cpu_seconds": round(cpu, 1), "wall_seconds": round(time.perf_counter() - t0, 1),
         "sha256": {f: sha256_file(directory / f) for f in FILES},
     }
@@ -77,6 +78,7 @@ def load_small_elmo(directory: str | os.PathLike = CKPT_DIR, device: str | None 
     meta = verified_meta(directory, FILES, create="python -m companion.contextual.small_elmo")
     cfg = dict(meta["config"])
     cfg["filters"] = tuple(tuple(x) for x in cfg["filters"])
+    cfg.setdefault("token_norm", False)  # checkpoints from before the token LayerNorm
     model = BiLM(BiLMConfig(**cfg), seed=0)
     model.load_state_dict({k: v.float() for k, v in load_file(str(directory / "bilm.safetensors")).items()})
     if device is not None:
