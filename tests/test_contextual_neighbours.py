@@ -102,8 +102,8 @@ def test_the_pool_is_centred_so_a_shared_component_does_not_make_every_cosine_on
     def shifted(sentences):
         return [f + offset for f in _encode(sentences)]
 
-    raw = contextual_neighbours(ContextPool(POOL, shifted, centre=False), "a river ran", "river", k=11)
+    raw = contextual_neighbours(ContextPool(POOL, shifted, centre=False), "a river ran", "river", layer=1, k=11)
     assert min(n.cosine for n in raw.neighbours) > 0.9  # every token looks alike
-    res = contextual_neighbours(ContextPool(POOL, shifted), "a river ran", "river", k=11)
+    res = contextual_neighbours(ContextPool(POOL, shifted), "a river ran", "river", layer=1, k=11)
     assert res.neighbours[0].word == "river" and res.neighbours[0].cosine == pytest.approx(1.0, abs=1e-5)
     assert min(n.cosine for n in res.neighbours) < 0.5
