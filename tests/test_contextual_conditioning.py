@@ -80,7 +80,7 @@ def test_stored_elmo_layers_are_not_one_dimensional():
     torch.set_num_threads(1)
     layers = small_elmo.probe_extractor(model)(SENTS)
     shares = [_top_share(x) for x in layers]
-    assert max(shares) < 0.5, shares  # the old checkpoint: 0.71, 0.77, 0.72
+    assert max(shares) < 0.5, shares  # the old checkpoint: 0.71, 0.77, 0.72; this one 0.39, 0.38, 0.41
 
 
 def test_stored_cove_loads_without_glove_in_its_file_and_checks_its_sha(tmp_path):
