@@ -63,9 +63,10 @@ def test_without_input_feeding_all_steps_at_once_equal_the_step_loop():
     src, lens = _src([["a", "b", "c"], ["d"]], glove_vocab(WORDS))
     tgt_in = torch.tensor([[2, 5, 6, 7], [2, 8, 0, 0]])
     logits, alpha = model(src, lens, tgt_in)
-    keys = model.encode(src, lens)
+    keys, state = model._encode(src, lens)  # the decoder starts from the encoder's last states
+    assert state[0].shape == (2, 2, 12)  # [layers, B, 2 * d_hidden]
     mask = torch.arange(3)[None] < lens[:, None]
-    state, feed = None, None
+    feed = None
     for t in range(4):
         feed, state, a = model._step(tgt_in[:, t], feed, state, keys, mask)
         assert torch.allclose(model.out(feed), logits[:, t], atol=1e-5)
@@ -171,3 +172,18 @@ def test_sentence_bleu_exercise_solution_equals_sacrebleu_add_one(seed):
         theirs = sacrebleu.sentence_bleu(" ".join(h), [" ".join(r)], smooth_method="add-k",
                                          smooth_value=1, tokenize="none").score
         assert ours(h, r) == pytest.approx(theirs, abs=1e-9)
+
+
+def test_the_decoder_starts_from_the_encoders_last_states():
+    """The bridge: the top layer's first decoder state is [forward state at the last real token;
+    backward state at the first token]; bridge=False starts from zeros (None)."""
+    glove = np.random.default_rng(0).standard_normal((len(WORDS), 5)).astype(np.float32)
+    model = CoVe(CoVeConfig(tgt_vocab=9, d_hidden=6, d_tgt_emb=4), glove).eval()
+    src, lens = _src([["a", "b", "c"], ["d"]], glove_vocab(WORDS))
+    keys, (h, c) = model._encode(src, lens)
+    assert h.shape == c.shape == (2, 2, 12)
+    for i, n in enumerate(lens.tolist()):
+        assert torch.allclose(h[-1, i, :6], keys[i, n - 1, :6], atol=1e-6)
+        assert torch.allclose(h[-1, i, 6:], keys[i, 0, 6:], atol=1e-6)
+    off = CoVe(CoVeConfig(tgt_vocab=9, d_hidden=6, d_tgt_emb=4, bridge=False), glove)
+    assert off._encode(src, lens)[1] is None

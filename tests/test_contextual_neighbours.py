@@ -92,3 +92,18 @@ def test_figures_draw(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_the_pool_is_centred_so_a_shared_component_does_not_make_every_cosine_one():
+    """A language model's states share a large common component; raw cosines are then all near
+    1. Centring the pool (and the query) on the pool's mean shows the differences again."""
+    offset = np.full(6, 50.0)
+
+    def shifted(sentences):
+        return [f + offset for f in _encode(sentences)]
+
+    raw = contextual_neighbours(ContextPool(POOL, shifted, centre=False), "a river ran", "river", layer=1, k=11)
+    assert min(n.cosine for n in raw.neighbours) > 0.9  # every token looks alike
+    res = contextual_neighbours(ContextPool(POOL, shifted), "a river ran", "river", layer=1, k=11)
+    assert res.neighbours[0].word == "river" and res.neighbours[0].cosine == pytest.approx(1.0, abs=1e-5)
+    assert min(n.cosine for n in res.neighbours) < 0.5

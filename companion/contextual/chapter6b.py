@@ -49,11 +49,13 @@ class Sizes:
 
     # CoVe
     mt_pairs: int  # Multi30k training pairs used (29,000 = all)
-    mt_steps: int
+    mt_steps: int  # trained in the notebook (ci, gpu)
+    mt_steps_stored: int  # the stored checkpoint's run (python -m companion.contextual.small_cove)
     cove_hidden: int  # per direction
     tgt_vocab: int
     input_feeding: bool
     bleu_sentences: int
+    stored: bool  # load the stored laptop checkpoints instead of training in the notebook
     # ELMo
     lm_sentences: int
     lm_heldout: int
@@ -81,17 +83,17 @@ class Sizes:
 def sizes(scale: str | None = None) -> Sizes:
     """The run's sizes for ``BOOK_SCALE`` (or ``scale``). gpu: written, not yet run."""
     return pick(
-        ci=Sizes(mt_pairs=2000, mt_steps=30, cove_hidden=32, tgt_vocab=1000, input_feeding=False,
+        ci=Sizes(mt_pairs=2000, mt_steps=30, mt_steps_stored=30, stored=False, cove_hidden=32, tgt_vocab=1000, input_feeding=False,
                  bleu_sentences=100, lm_sentences=1500, lm_heldout=200, lm_steps=30, lm_batch=32,
                  lm_vocab=2000, d=32, cells=64, probe_train_tokens=2000, probe_eval_tokens=1000,
-                 pseudo_per_word=30, tag_train=120, tag_few=40, tag_dev=60, tag_test=150, tag_epochs=2,
+                 pseudo_per_word=30, tag_train=120, tag_few=40, tag_dev=40, tag_test=100, tag_epochs=2,
                  seeds=(0,), senteval_seeds=(0, 1), pool_sentences=300),
-        laptop=Sizes(mt_pairs=29000, mt_steps=420, cove_hidden=64, tgt_vocab=3000, input_feeding=False,
+        laptop=Sizes(mt_pairs=29000, mt_steps=420, mt_steps_stored=600, stored=True, cove_hidden=64, tgt_vocab=3000, input_feeding=False,
                      bleu_sentences=1000, lm_sentences=30000, lm_heldout=1000, lm_steps=350, lm_batch=32,
                      lm_vocab=4000, d=64, cells=128, probe_train_tokens=10000, probe_eval_tokens=5000,
-                     pseudo_per_word=100, tag_train=800, tag_few=100, tag_dev=300, tag_test=800,
-                     tag_epochs=5, seeds=(0, 1), senteval_seeds=(0, 1, 2, 3, 4), pool_sentences=3000),
-        gpu=Sizes(mt_pairs=29000, mt_steps=6000, cove_hidden=300, tgt_vocab=10000, input_feeding=True,
+                     pseudo_per_word=100, tag_train=800, tag_few=100, tag_dev=200, tag_test=800,
+                     tag_epochs=4, seeds=(0, 1), senteval_seeds=(0, 1, 2, 3, 4), pool_sentences=3000),
+        gpu=Sizes(mt_pairs=29000, mt_steps=6000, mt_steps_stored=6000, stored=False, cove_hidden=300, tgt_vocab=10000, input_feeding=True,
                   bleu_sentences=1000, lm_sentences=250000, lm_heldout=5000, lm_steps=30000, lm_batch=128,
                   lm_vocab=40000, d=256, cells=1024, probe_train_tokens=50000, probe_eval_tokens=20000,
                   pseudo_per_word=300, tag_train=14041, tag_few=200, tag_dev=3250, tag_test=3453,
@@ -125,15 +127,32 @@ def build_cove(glove: np.ndarray, mt: MTData, S: Sizes, seed: int = 0) -> CoVe:
     return CoVe(cfg, glove, seed=seed)
 
 
-def train_cove(glove: np.ndarray, mt: MTData, S: Sizes, seed: int = 0, device: str | None = None
-               ) -> tuple[CoVe, History]:
-    """Train the MT-LSTM for ``S.mt_steps`` steps of 64 pairs (Adam, lr 8e-3: at 200 steps on
-    Multi30k, 1e-2 had reached a loss of 4.35 and 3e-3 only 4.66)."""
+def train_cove(glove: np.ndarray, mt: MTData, S: Sizes, seed: int = 0, device: str | None = None,
+               steps: int | None = None) -> tuple[CoVe, History]:
+    """Train the MT-LSTM for ``steps`` (default ``S.mt_steps``) steps of 64 pairs (Adam, lr 8e-3:
+    at 200 steps on Multi30k, 1e-2 had reached a loss of 4.35 and 3e-3 only 4.66)."""
     model = build_cove(glove, mt, S, seed)
     hist = fit(model, lambda e: translation_batches(mt.train, mt.src, mt.tgt, 64, seed=seed + e),
-               config=TrainConfig(epochs=100, lr=8e-3, max_steps=S.mt_steps, seed=seed, device=device,
-                                  clip_grad_norm=5.0))
+               config=TrainConfig(epochs=100, lr=8e-3, max_steps=steps or S.mt_steps, seed=seed,
+                                  device=device, clip_grad_norm=5.0))
     return model, hist
+
+
+def get_cove(glove: np.ndarray, mt: MTData, S: Sizes, device: str | None = None) -> tuple[CoVe, list[float], str]:
+    """``(model, training losses per step, where it came from)``: at ``laptop`` scale the stored
+    checkpoint (:mod:`.small_cove`, trained by the same :func:`train_cove` for
+    ``S.mt_steps_stored`` steps), else a model trained here for ``S.mt_steps`` steps. The stored
+    German vocabulary must be the one :func:`mt_data` builds."""
+    if S.stored:
+        from .small_cove import load_small_cove
+
+        model, tgt, meta = load_small_cove(glove, device=device)
+        if tgt.itos != mt.tgt.itos:
+            raise ValueError("the stored CoVe's German vocabulary differs from mt_data's; re-create "
+                             "it with `python -m companion.contextual.small_cove`")
+        return model, meta["step_loss"], f"stored checkpoint ({meta['cpu_seconds']:.0f} CPU-s to train)"
+    model, hist = train_cove(glove, mt, S, device=device)
+    return model, list(hist.step_loss), "trained in this notebook"
 
 
 def cove_bleu(model: CoVe, mt: MTData):
@@ -183,16 +202,34 @@ def lm_sentences(S: Sizes, seed: int = 0) -> LMData:
 
 def train_bilm(data: LMData, S: Sizes, seed: int = 0, device: str | None = None):
     """Train the biLM for ``S.lm_steps`` steps (Adam, lr 1e-3); returns ``(model, vocab, history,
-    heldout ppl)``. At lr 4e-3 a 150-step run sat at the unigram loss with LSTM states that a
-    linear probe could not read at all (POS at the majority-tag rate): the token layer's outputs
-    grew and saturated the LSTMs' gates."""
+    heldout ppl)``. The token layer is layer-normalised and the softmax's bias starts at the log
+    unigram frequencies: without the norm the highway units' outputs grew until they saturated
+    the LSTMs' gates and every layer became nearly one-dimensional (see :mod:`.elmo`)."""
     vocab = WordVocab.build(data.train, S.lm_vocab)
     model = BiLM(BiLMConfig(vocab_size=len(vocab), d=S.d, cells=S.cells), seed=seed)
+    model.init_unigram_bias(vocab, data.train)
     hist = fit(model, lambda e: lm_batches(data.train, vocab, S.lm_batch, seed=seed + e),
                config=TrainConfig(epochs=100, lr=1e-3, max_steps=S.lm_steps, seed=seed, device=device,
                                   clip_grad_norm=1.0))
     ppl = model.perplexity(lm_batches(data.heldout, vocab, 64, seed=0))
     return model, vocab, hist, ppl
+
+
+def get_bilm(data: LMData, S: Sizes, device: str | None = None):
+    """``(model, vocab, training losses per step, heldout ppl, where it came from)``: at
+    ``laptop`` scale the stored checkpoint (:mod:`.small_elmo`, trained by :func:`train_bilm` on
+    the same sentences), else a biLM trained here."""
+    if S.stored:
+        from .small_elmo import load_small_elmo
+
+        model, vocab, meta = load_small_elmo(device=device)
+        if meta["lm_sentences"] != S.lm_sentences or meta["lm_steps"] != S.lm_steps:
+            raise ValueError("the stored biLM was trained with other sizes; re-create it with "
+                             "`python -m companion.contextual.small_elmo`")
+        src = f"stored checkpoint ({meta['cpu_seconds']:.0f} CPU-s to train)"
+        return model, vocab, meta["step_loss"], meta["heldout_ppl"], src
+    model, vocab, hist, ppl = train_bilm(data, S, device=device)
+    return model, vocab, list(hist.step_loss), ppl, "trained in this notebook"
 
 
 # --------------------------------------------------------------------------- layer probes
@@ -466,7 +503,24 @@ def layer_claims(probes: dict[str, LayerProbe], pseudo: pd.DataFrame) -> pd.Data
     return pd.DataFrame(rows).set_index("claim")
 
 
-def cove_claims(reports: dict, pairs: dict[str, tuple[str, str]], tasks=("sst2", "trec")) -> pd.DataFrame:
+COVE_TASKS = ("sst2", "trec", "sick_e")
+
+
+def top_pc_shares(extract: Callable, sentences: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """Per biLM layer, the share of the tokens' centred variance on the first one, two and
+    three principal directions: near 1 means the layer uses about one direction (a collapsed,
+    badly conditioned model); spread out means it uses many."""
+    feats = extract([list(s) for s in sentences if s])
+    rows = {}
+    for k in range(feats[0].shape[0]):
+        x = np.concatenate([f[k] for f in feats]).astype(np.float64)
+        sv = np.linalg.svd(x - x.mean(0), compute_uv=False) ** 2
+        share = np.cumsum(sv / sv.sum())
+        rows[f"layer {k}"] = {"PC 1": share[0], "PCs 1-2": share[1], "PCs 1-3": share[2]}
+    return pd.DataFrame(rows).T.round(3)
+
+
+def cove_claims(reports: dict, pairs: dict[str, tuple[str, str]], tasks=COVE_TASKS) -> pd.DataFrame:
     """SentEval differences between encoders (see :func:`paired_runs_diff`)."""
     from ..evaluate.senteval import DISPLAY
 
@@ -515,6 +569,7 @@ def elmo_extractor(model: BiLM) -> Callable[[list[list[str]]], list[np.ndarray]]
 
 
 __all__ = [
+    "COVE_TASKS",
     "PSEUDO_PAIRS",
     "TAG_TASKS",
     "VARIANTS",
@@ -526,6 +581,8 @@ __all__ = [
     "build_cove",
     "cove_bleu",
     "elmo_extractor",
+    "get_bilm",
+    "get_cove",
     "lm_sentences",
     "mt_data",
     "paired_runs_diff",
@@ -536,6 +593,7 @@ __all__ = [
     "tagging_runs",
     "tagging_summary",
     "timed",
+    "top_pc_shares",
     "train_bilm",
     "train_cove",
 ]

@@ -11,8 +11,10 @@ attentional state ``h~_{t-1}`` ("input feeding"), attention over the encoder sta
 
     alpha_t = softmax(H (W1 h_t + b1)),    h~_t = tanh(W2 [H^T alpha_t ; h_t] + b2),
 
-and a softmax over the German vocabulary read from ``h~_t``. (The decoder starts from zero states:
-the attention carries the source. The paper starts it from the encoder's last states.)
+and a softmax over the German vocabulary read from ``h~_t``. The decoder starts from the encoder's
+last states (both directions of each layer concatenated), as in the paper; ``bridge=False`` starts
+it from zeros, so only the attention carries the source. (Without the bridge our laptop run
+learned a caption template, "ein mann in einem .", for every input: BLEU 1.9 after 420 steps.)
 
 Input feeding makes the decoder a loop of one-step LSTM calls, slow on a CPU. With
 ``input_feeding=False`` the decoder reads only the previous word, so one LSTM call covers every
@@ -112,6 +114,7 @@ class CoVeConfig:
     d_tgt_emb: int = 64
     dropout: float = 0.1
     input_feeding: bool = True  # False: one LSTM call for all decoder steps (faster on CPU)
+    bridge: bool = True  # the decoder starts from the encoder's last states (False: from zeros)
 
     def __post_init__(self) -> None:
         for name in ("tgt_vocab", "d_hidden", "n_layers", "d_tgt_emb"):
@@ -174,14 +177,24 @@ class CoVe(nn.Module):
 
     def encode(self, src: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """CoVe: the top biLSTM layer's states ``[B, T, 2 d_hidden]`` (zeros at padding)."""
+        return self._encode(src, lengths)[0]
+
+    def _encode(self, src, lengths):
+        """``(states [B, T, 2 d_hidden], the decoder's first state or None)``."""
         if src.ndim != 2 or lengths.ndim != 1 or len(lengths) != len(src):
             raise ValueError(f"src must be [B, T] ids and lengths [B]; got {tuple(src.shape)} and "
                              f"{tuple(lengths.shape)}")
         if (lengths < 1).any():
             raise ValueError("every source sentence needs at least one token")
         packed = pack_padded_sequence(self.src_emb(src), lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, _ = self.encoder(packed)
-        return pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])[0]
+        out, (h, c) = self.encoder(packed)
+        keys = pad_packed_sequence(out, batch_first=True, total_length=src.shape[1])[0]
+        if not self.config.bridge:
+            return keys, None
+        # [layers * 2, B, H] (forward, backward per layer) -> [layers, B, 2H], the decoder's shape
+        L, B = self.config.n_layers, len(src)
+        state = tuple(x.view(L, 2, B, -1).permute(0, 2, 1, 3).reshape(L, B, -1).contiguous() for x in (h, c))
+        return keys, state
 
     def _step(self, y_prev, feed, state, keys, mask):
         x = self.drop(self.tgt_emb(y_prev))
@@ -193,9 +206,9 @@ class CoVe(nn.Module):
         h_tilde = torch.tanh(self.W2(torch.cat([context, h], -1)))
         return h_tilde, state, alpha
 
-    def _all_steps(self, tgt_in, keys, mask):
+    def _all_steps(self, tgt_in, keys, mask, state=None):
         """Without input feeding: every decoder step in one LSTM call, attention batched."""
-        h, _ = self.decoder(self.drop(self.tgt_emb(tgt_in)))  # [B, T_tgt, d_enc]
+        h, _ = self.decoder(self.drop(self.tgt_emb(tgt_in)), state)  # [B, T_tgt, d_enc]
         scores = torch.einsum("bsd,btd->bts", keys, self.W1(h)).masked_fill(~mask[:, None], float("-inf"))
         alpha = scores.softmax(-1)
         context = alpha @ keys
@@ -203,13 +216,13 @@ class CoVe(nn.Module):
 
     def forward(self, src, lengths, tgt_in) -> tuple[torch.Tensor, torch.Tensor]:
         """Teacher forcing: ``(logits [B, T_tgt, V], attention [B, T_tgt, T_src])``."""
-        keys = self.encode(src, lengths)
+        keys, state = self._encode(src, lengths)
         mask = torch.arange(src.shape[1], device=src.device)[None] < lengths[:, None].to(src.device)
         if not self.config.input_feeding:
-            h_tilde, alpha = self._all_steps(tgt_in, keys, mask)
+            h_tilde, alpha = self._all_steps(tgt_in, keys, mask, state)
             return self.out(self.drop(h_tilde)), alpha
         feed = keys.new_zeros(len(src), self.d_out)
-        state, outs, alphas = None, [], []
+        outs, alphas = [], []
         for t in range(tgt_in.shape[1]):
             feed, state, alpha = self._step(tgt_in[:, t], feed, state, keys, mask)
             outs.append(feed)
@@ -224,10 +237,10 @@ class CoVe(nn.Module):
     @torch.no_grad()
     def translate(self, src, lengths, max_len: int = 40) -> tuple[torch.Tensor, torch.Tensor]:
         """Greedy decoding: ``(ids [B, <= max_len], attention [B, <= max_len, T_src])``."""
-        keys = self.encode(src, lengths)
+        keys, state = self._encode(src, lengths)
         mask = torch.arange(src.shape[1], device=src.device)[None] < lengths[:, None].to(src.device)
         y = torch.full((len(src),), 2, dtype=torch.long, device=src.device)  # <s>
-        feed, state, ids, alphas = keys.new_zeros(len(src), self.d_out), None, [], []
+        feed, ids, alphas = keys.new_zeros(len(src), self.d_out), [], []
         done = torch.zeros(len(src), dtype=torch.bool, device=src.device)
         for _ in range(max_len):
             feed, state, alpha = self._step(y, feed, state, keys, mask)
