@@ -230,7 +230,7 @@ class DistilSizes:
     ft_train: int       # training examples of the task used for fine-tuning
     heldout_rows: int   # MLM rows of held-out documents scored before and after
     glue_tasks: tuple[str, ...] = ("mrpc", "sick_e")  # GLUE-lite tasks beyond SST-2
-    glue_train: int = 1000      # their fine-tuning examples
+    glue_train: int = 2000      # their fine-tuning examples (as SST-2's ft_train)
     glue_test: int | None = None  # their test examples (None: all of GLUE-lite's split)
 
 

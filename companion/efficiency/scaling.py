@@ -690,6 +690,13 @@ def compare_fits(families: dict[str, Sequence[FamilyRun]]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("family")
 
 
+def shared_differences(runs: Sequence[FamilyRun], other: Sequence[FamilyRun]) -> list[float]:
+    """``|loss - loss'|`` at the largest budget for every size (by name) that both families
+    trained: zero up to rounding when they ran the same code, data and seed."""
+    theirs = {r.spec.name: r.heldout_loss for r in other}
+    return [abs(theirs[r.spec.name] - r.heldout_loss) for r in runs if r.spec.name in theirs]
+
+
 def plot_sweeps(families: dict[str, Sequence[FamilyRun]]):
     """Two log-log panels: ``L(N)`` at the largest budget for each family with its fitted line
     (and Kaplan's slope through the largest model), and ``alpha_N`` fitted at each budget with
@@ -825,6 +832,7 @@ __all__ = [
     "plot_scaling",
     "plot_sweeps",
     "runs_from_record",
+    "shared_differences",
     "smooth_curve",
     "step_flops",
     "stored_sweep",
