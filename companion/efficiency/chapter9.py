@@ -235,7 +235,7 @@ class DistilSizes:
 
 
 def distil_sizes(scale: str | None = None) -> DistilSizes:
-    return pick(ci=DistilSizes(3, 16, 5e-4, 20_000, 1, 1e-3, 16, 8, glue_train=16, glue_test=64),
+    return pick(ci=DistilSizes(3, 16, 5e-4, 20_000, 1, 1e-3, 16, 8, glue_train=8, glue_test=32),
                 laptop=DistilSizes(150, 32, 5e-4, 600_000, 2, 1e-3, 2000, 128),
                 gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512, glue_train=2000), scale=scale)
 
