@@ -294,7 +294,8 @@ def test_the_stored_cpu_sweep_is_the_plan_it_claims():
     plan, lap = cpu_sweep_plan(), family_plan("laptop")
     assert meta["complete"] and meta["seed"] == 0 and meta["threads"] == 1 and meta["cpu_s"] > 0
     assert meta["command"].endswith("ch09_scaling_sweep_cpu.py companion/efficiency/scaling_sweep_cpu.json")
-    assert [r.spec for r in runs] == list(plan.specs) and set(lap.specs) <= set(plan.specs)
+    assert {r.spec for r in runs} == set(plan.specs) and set(lap.specs) <= set(plan.specs)
+    assert [r.n_params for r in runs] == sorted(r.n_params for r in runs)  # smallest first
     assert meta["plan"]["budgets"] == list(lap.budgets) and plan.corpus_chars == lap.corpus_chars
     assert meta["train_tokens_available"] >= max(plan.budgets)  # no token seen twice
     N = sorted(r.n_params for r in runs)

@@ -650,7 +650,8 @@ def sweep_record(runs: Sequence[FamilyRun], plan: FamilyPlan, **meta: object) ->
 
 
 def runs_from_record(record: dict) -> list[FamilyRun]:
-    """The :class:`FamilyRun` list of a :func:`sweep_record` (models not included), for the fits."""
+    """The :class:`FamilyRun` list of a :func:`sweep_record` (models not included), for the fits,
+    smallest ``N`` first (whatever order they were trained in)."""
     try:
         out = []
         for r in record["runs"]:
@@ -662,7 +663,7 @@ def runs_from_record(record: dict) -> list[FamilyRun]:
         raise ValueError(f"not a sweep record (see scaling.sweep_record): {err!r}") from None
     if not out:
         raise ValueError("the sweep record holds no runs")
-    return out
+    return sorted(out, key=lambda r: r.n_params)
 
 
 def stored_sweep(path=None) -> tuple[list[FamilyRun], dict]:
