@@ -92,7 +92,7 @@ def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is a preset, not run here."""
     fr = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
     return pick(
-        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5), 64, 128, 150),
+        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 100, (0.0, 0.5), 32, 128, 100),
         laptop=Sizes("sst2_glue", 64, 4, 4, 64, 3, 1e-3, 32, 2.0, 0.5, 1000, fr, 512),
         gpu=Sizes("sst2_glue", 256, 8, 8, 128, 5, 3e-4, 32, 2.0, 0.5, 2000, fr, 1024),
         scale=scale)
@@ -235,7 +235,7 @@ class DistilSizes:
 
 
 def distil_sizes(scale: str | None = None) -> DistilSizes:
-    return pick(ci=DistilSizes(3, 16, 5e-4, 20_000, 1, 1e-3, 16, 8, glue_train=8, glue_test=32),
+    return pick(ci=DistilSizes(3, 16, 5e-4, 10_000, 1, 1e-3, 8, 8, ("mrpc",), glue_train=8, glue_test=32),
                 laptop=DistilSizes(150, 32, 5e-4, 600_000, 2, 1e-3, 2000, 128),
                 gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512, glue_train=2000), scale=scale)
 

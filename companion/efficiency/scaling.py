@@ -133,8 +133,8 @@ def family_plan(scale: str | None = None) -> FamilyPlan:
     and up to 10 million tokens (a preset, not run in this book's stored outputs)."""
     m = ModelSpec
     return pick(
-        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2)), (1_536, 3_072, 6_144), 16, 32, 512, 200_000,
-                      66_666),
+        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2)), (1_536, 3_072, 6_144), 16, 32, 512, 120_000,
+                      40_000),
         laptop=FamilyPlan((m(16, 2, 2), m(24, 2, 2), m(32, 2, 4), m(48, 2, 4), m(64, 2, 4)),
                           (51_200, 102_400, 204_800, 409_600), 8, 64, 1024, 2_000_000, 333_333),
         gpu=FamilyPlan((m(32, 2, 4), m(64, 2, 4), m(96, 3, 4), m(128, 4, 4), m(192, 4, 6), m(256, 6, 8),
