@@ -81,3 +81,63 @@ def test_distilbert_recipe_on_a_tiny_pretrained_bert():
     nets = c9.finetune_encoders({"t": teacher.encoder, "s": student.encoder}, data, c9.sizes("ci"), ds)
     assert set(nets) == {"t", "s"} and nets["s"].encoder.config.n_layer == 1
     assert all(torch.equal(before[k], v) for k, v in teacher.state_dict().items())  # fine-tuned a copy
+
+
+def test_boot_scores_equal_glue_main_scores_on_each_resample():
+    from companion.evaluate.glue import main_score, task_metrics
+
+    rng = np.random.default_rng(0)
+    gold, pred = rng.integers(0, 2, 60), rng.integers(0, 2, (2, 60))
+    idx = rng.integers(0, 60, (5, 60))
+    for task in ("mrpc", "sst2_glue", "sick_e"):
+        got = c9.boot_scores(task, gold, pred, idx)
+        for b in range(5):
+            want = np.mean([main_score(task, task_metrics(task, gold[idx[b]], p[idx[b]])) for p in pred])
+            assert got[b] == pytest.approx(want)
+    assert c9.boot_scores("mrpc", gold, np.zeros(60, int), idx[:1])[0] == pytest.approx(
+        50 * (gold[idx[0]] == 0).mean())  # no true positive: F1 = 0
+    with pytest.raises(ValueError, match="regression"):
+        c9.boot_scores("stsb", gold, pred, idx)
+
+
+def test_kept_table_and_glue_scores():
+    gold = np.array([0, 1, 1, 0] * 25)
+    wrong = gold.copy()
+    wrong[:20] = 1 - wrong[:20]
+    data = c9.Encoded([], [1, 1, 0], [], gold)
+    res = {"sst2_glue": c9.task_result(data, {"teacher": gold, "student": wrong}),
+           "mrpc": c9.task_result(data, {"teacher": wrong, "student": wrong})}
+    t = c9.kept_table(res, n_boot=200)
+    assert t.loc[("SST-2", "teacher"), "% kept"] == 100 and t.loc[("SST-2", "student"), "% kept"] == pytest.approx(80)
+    assert t.loc[("MRPC", "student"), "low"] == t.loc[("MRPC", "student"), "high"] == pytest.approx(100)
+    assert t.loc[("SST-2", "majority class"), "score"] == 50  # always 1, the training majority
+    assert t.loc[("average", "student"), "% kept"] == pytest.approx(
+        100 * t.xs("student", level="model")["score"].iloc[:2].mean() / t.xs("teacher", level="model")["score"]
+        .iloc[:2].mean())
+    assert (t["low"] <= t["% kept"] + 1e-9).all() and (t["% kept"] <= t["high"] + 1e-9).all()
+    s = c9.glue_scores(res, "student")
+    assert set(s) == {"SST-2 acc", "MRPC F1", "MRPC acc"} and s["SST-2 acc"] == 80.0
+
+
+def test_distil_glue_on_a_tiny_pair_task():
+    from companion.data.tasks import Example
+    from companion.evaluate.glue import GlueSpec, GlueTask
+    from companion.transformer import chapter7b as c7
+
+    words = ["a", "b", "c", "d", "e", "f", "g", "h"]
+    rng = np.random.default_rng(0)
+    ex = [Example(" ".join(rng.choice(words, 4)), int(i % 3), " ".join(rng.choice(words, 3))) for i in range(30)]
+    spec = GlueSpec("sick_e", "ci", 0, {}, {}, {}, "")
+    task = GlueTask("sick_e", ex[:20], ex[20:25], ex[20:], ("e", "n", "c"), spec)
+    tok = c7.train_tokenizer([e.text for e in ex], 270)
+    sp = tok.special_tokens
+    cfg = BertConfig(vocab_size=len(tok), n_layer=1, d_model=16, n_head=2, max_len=16, pad_id=sp["[PAD]"],
+                     unk_id=sp["[UNK]"], cls_id=sp["[CLS]"], sep_id=sp["[SEP]"], mask_id=sp["[MASK]"])
+    ds = dataclasses.replace(c9.distil_sizes("ci"), glue_train=12, glue_test=8)
+    res = c9.distil_glue({"t": BertEncoder(cfg, seed=0), "s": BertEncoder(cfg, seed=1)}, tok, {"sick_e": task},
+                         c9.sizes("ci"), ds, seeds=(0, 1))
+    r = res["sick_e"]
+    assert r["preds"]["t"].shape == (2, 8) and r["preds"]["t"].max() <= 2 and len(r["gold"]) == 8
+    assert r["majority"] == 0  # labels 0, 1, 2, 0, ... over the first 12
+    assert set(c9.kept_table(res, teacher="t", n_boot=50).index.get_level_values("model")) == {
+        "t", "s", "majority class"}

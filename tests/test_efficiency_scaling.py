@@ -229,3 +229,99 @@ def test_scheduled_loss_warms_up_then_decays():
     assert lrs[0] == pytest.approx(0.2) and lrs[9] == pytest.approx(2.0)
     assert all(a >= b for a, b in itertools.pairwise(lrs[9:]))
     assert lrs[-1] == pytest.approx(0.2, rel=1e-3)
+
+
+def _tiny_grid():
+    g = torch.Generator().manual_seed(0)
+    rows = torch.randint(0, 20, (48, 9), generator=g)
+    return train_grid([ModelSpec(8, 1, 2), ModelSpec(16, 1, 2)], rows[:40], rows[40:], 23,
+                      budgets=(2 * 32, 4 * 32, 8 * 32), batch_size=4, lr=3e-3, device="cpu")
+
+
+def test_sweep_record_round_trips_through_json(tmp_path):
+    import json
+
+    from companion.efficiency.scaling import (
+        FamilyPlan,
+        runs_from_record,
+        shared_differences,
+        stored_sweep,
+        sweep_record,
+    )
+
+    runs = _tiny_grid()
+    plan = FamilyPlan(tuple(r.spec for r in runs), (64, 128, 256), 4, 8, 23, 0, 0)
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(sweep_record(runs, plan, seed=0, command="test")))
+    back, meta = stored_sweep(path)
+    assert meta["seed"] == 0 and meta["plan"]["budgets"] == [64, 128, 256]
+    for a, b in zip(runs, back):
+        assert (a.spec, a.n_params, a.lr, a.tokens_per_step) == (b.spec, b.n_params, b.lr, b.tokens_per_step)
+        assert a.budget_losses == b.budget_losses and a.heldout_loss == b.heldout_loss
+        assert b.step_loss == pytest.approx(a.step_loss, abs=1e-4)  # rounded to 4 decimals
+    assert grid_frame(back).equals(grid_frame(runs))
+    assert shared_differences(runs, back) == [0.0, 0.0] and shared_differences(runs, back[:1]) == [0.0]
+    with pytest.raises(ValueError, match="not a sweep record"):
+        runs_from_record({"runs": [{"d_model": 8}]})
+    with pytest.raises(FileNotFoundError, match="ch09_scaling_sweep_cpu.py"):
+        stored_sweep(tmp_path / "missing.json")
+
+
+def test_compare_fits_and_plot_sweeps():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from companion.efficiency.scaling import compare_fits, plot_sweeps
+
+    N = [1e3, 3e3, 1e4, 3e4]
+    runs = [FamilyRun(ModelSpec(8 * (i + 1), 1, 2), int(n), 64, [6.0, 5.0], 0.0, 0.0, 6 * n, None,
+                      {100: 9 * n ** -0.05 * 1.1, 200: 9 * n ** -0.05 * (1 + 0.01 * i)}) for i, n in enumerate(N)]
+    for r in runs:
+        r.heldout_loss = r.budget_losses[200]
+    fits = compare_fits({"a": runs, "b": runs[:3]})
+    assert list(fits.index) == ["a", "b"] and fits.loc["a", "sizes"] == 4 and fits.loc["a", "span"] == 30
+    assert fits.loc["b", "tokens D"] == 200 and fits.loc["a", "LOO min"] <= fits.loc["a", "alpha_N"]
+    assert fits.loc["a", "converged"] == 0  # every last doubling gained more than 2 %
+    fig = plot_sweeps({"a": runs, "b": runs[:3]})
+    assert len(fig.axes) == 2
+    matplotlib.pyplot.close(fig)
+
+
+def test_the_stored_cpu_sweep_is_the_plan_it_claims():
+    from companion.efficiency.scaling import cpu_sweep_plan, stored_sweep
+
+    runs, meta = stored_sweep()
+    plan, lap = cpu_sweep_plan(), family_plan("laptop")
+    assert meta["complete"] and meta["seed"] == 0 and meta["threads"] == 1 and meta["cpu_s"] > 0
+    assert meta["command"].endswith("ch09_scaling_sweep_cpu.py companion/efficiency/scaling_sweep_cpu.json")
+    assert {r.spec for r in runs} == set(plan.specs) and set(lap.specs) <= set(plan.specs)
+    assert [r.n_params for r in runs] == sorted(r.n_params for r in runs)  # smallest first
+    assert meta["plan"]["budgets"] == list(lap.budgets) and plan.corpus_chars == lap.corpus_chars
+    assert meta["train_tokens_available"] >= max(plan.budgets)  # no token seen twice
+    N = sorted(r.n_params for r in runs)
+    assert len(N) >= 8 and N[-1] / N[0] >= 50
+    assert all(sorted(r.budget_losses) == list(plan.budgets) for r in runs)
+    assert all(len(r.step_loss) == max(plan.budgets) // r.tokens_per_step for r in runs)
+
+
+def test_gpu_sweep_script_runs_tiny_on_the_cpu(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    from companion.efficiency.scaling import FamilyPlan, stored_sweep
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu" / "ch09_scaling_sweep.py"
+    spec = importlib.util.spec_from_file_location("ch09_scaling_sweep", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to", "its", "red", "hat"]
+    rng = np.random.default_rng(0)
+    docs = [[" ".join(rng.choice(words, 9)) for _ in range(4)] for _ in range(60)]
+    plan = FamilyPlan((ModelSpec(8, 1, 2), ModelSpec(16, 1, 2), ModelSpec(24, 1, 2)), (128, 256, 512), 4, 16, 300,
+                      6_000, 3_000)
+    rec = mod.main(str(tmp_path / "out.json"), device="cpu", plan=plan, docs=docs, heldout_docs=docs[:5],
+                   n_heldout=8)
+    runs, meta = stored_sweep(tmp_path / "out.json")
+    assert len(runs) == 3 and meta["complete"] and meta["device"].startswith("cpu")
+    assert rec["fits"]["alpha_N_se"] >= 0 and len(rec["fits"]["leave_one_out"]) == 3
+    assert set(rec["fits"]["alpha_D"]) == {"d8-L1", "d16-L1", "d24-L1"}

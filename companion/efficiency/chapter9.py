@@ -7,6 +7,8 @@
   GLUE-lite task (chapter 7's :class:`~companion.transformer.bert.BertForSequence`);
 * :func:`distil_students` -- half-depth students copied from the teacher, trained alone or
   distilled (soft targets; soft targets + TinyBERT's intermediate losses);
+* :func:`distil_glue` / :func:`kept_table` -- DistilBERT's teacher and students fine-tuned on
+  more GLUE-lite tasks, and the share of the teacher's score each keeps (bootstrap, seeds);
 * :func:`paired_ratio` -- a bootstrap interval for ``accuracy(a) / accuracy(b)`` on the same
   test examples; :func:`paired_diff` -- for a difference;
 * :func:`magnitude_curve`, :func:`head_curve` -- accuracy as weights or heads are removed;
@@ -28,7 +30,7 @@ import pandas as pd
 import torch
 
 from ..device import get_device
-from ..evaluate.glue import GlueTask
+from ..evaluate.glue import DISPLAY, GlueTask, task_metrics
 from ..scale import pick
 from ..train import TrainConfig, fit
 from ..transformer import chapter7b as c7
@@ -90,7 +92,7 @@ def sizes(scale: str | None = None) -> Sizes:
     """The sizes at ``scale`` (default ``BOOK_SCALE``); ``gpu`` is a preset, not run here."""
     fr = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9)
     return pick(
-        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 200, (0.0, 0.5), 64, 128, 150),
+        ci=Sizes("sst2_glue", 32, 2, 4, 48, 1, 2e-3, 32, 2.0, 0.5, 100, (0.0, 0.5), 32, 128, 100),
         laptop=Sizes("sst2_glue", 64, 4, 4, 64, 3, 1e-3, 32, 2.0, 0.5, 1000, fr, 512),
         gpu=Sizes("sst2_glue", 256, 8, 8, 128, 5, 3e-4, 32, 2.0, 0.5, 2000, fr, 1024),
         scale=scale)
@@ -121,6 +123,7 @@ class Encoded:
     train_y: list[int]
     test: list[tuple[list[int], list[int] | None]]
     test_y: np.ndarray
+    n_classes: int = 2
 
 
 def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int, n_train: int | None = None,
@@ -130,7 +133,8 @@ def encode_task(tok: ByteLevelBPE, task: GlueTask, max_len: int, n_train: int | 
         raise ValueError(f"{task.name} is a regression task; chapter 9 distils classifiers")
     train, test = task.train[:n_train], task.test[:n_test]
     return Encoded(c7.encode_examples(tok, train, max_len), [int(e.label) for e in train],
-                   c7.encode_examples(tok, test, max_len), np.array([int(e.label) for e in test]))
+                   c7.encode_examples(tok, test, max_len), np.array([int(e.label) for e in test]),
+                   len(task.label_names))
 
 
 def bert_config(tok: ByteLevelBPE, s: Sizes, n_layer: int | None = None) -> BertConfig:
@@ -225,12 +229,15 @@ class DistilSizes:
     ft_lr: float
     ft_train: int       # training examples of the task used for fine-tuning
     heldout_rows: int   # MLM rows of held-out documents scored before and after
+    glue_tasks: tuple[str, ...] = ("mrpc", "sick_e")  # GLUE-lite tasks beyond SST-2
+    glue_train: int = 2000      # their fine-tuning examples (as SST-2's ft_train)
+    glue_test: int | None = None  # their test examples (None: all of GLUE-lite's split)
 
 
 def distil_sizes(scale: str | None = None) -> DistilSizes:
-    return pick(ci=DistilSizes(3, 16, 5e-4, 20_000, 1, 1e-3, 16, 8),
+    return pick(ci=DistilSizes(3, 16, 5e-4, 10_000, 1, 1e-3, 8, 8, ("mrpc",), glue_train=8, glue_test=32),
                 laptop=DistilSizes(150, 32, 5e-4, 600_000, 2, 1e-3, 2000, 128),
-                gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512), scale=scale)
+                gpu=DistilSizes(3000, 64, 5e-4, 20_000_000, 3, 5e-4, 2000, 512, glue_train=2000), scale=scale)
 
 
 def mlm_rows(tok: ByteLevelBPE, docs: list[list[str]], cfg: BertConfig, chars: int) -> torch.Tensor:
@@ -275,9 +282,108 @@ def finetune_encoders(encoders: dict[str, BertEncoder], data: Encoded, s: Sizes,
     """Each encoder (a copy) under a new classifier head, fine-tuned on the task with the same
     recipe (``ds.ft_epochs``, ``ds.ft_lr``, the batches of ``seed``)."""
     ft = dataclasses.replace(s, epochs=ds.ft_epochs, lr=ds.ft_lr)
-    data = Encoded(data.train[:ds.ft_train], data.train_y[:ds.ft_train], data.test, data.test_y)
-    return {name: train_classifier(BertForSequence(copy.deepcopy(enc), 2, seed=seed), data, ft, seed, device)
+    data = dataclasses.replace(data, train=data.train[:ds.ft_train], train_y=data.train_y[:ds.ft_train])
+    return {name: train_classifier(BertForSequence(copy.deepcopy(enc), data.n_classes, seed=seed), data, ft, seed,
+                                   device)
             for name, enc in encoders.items()}
+
+
+def distil_glue(encoders: dict[str, BertEncoder], tok: ByteLevelBPE, tasks: dict[str, GlueTask], s: Sizes,
+                ds: DistilSizes, seeds: Sequence[int] = (0,), device: str | None = None) -> dict[str, dict]:
+    """Every encoder fine-tuned on every task (``ds.glue_train`` examples, the same recipe as
+    :func:`finetune_encoders`) once per seed, and scored on the task's test split (its first
+    ``ds.glue_test``). Returns per task ``{"gold": labels, "majority": the training set's
+    majority class, "preds": {encoder: [n_seeds, n_test] class predictions}}``."""
+    out = {}
+    small = dataclasses.replace(ds, ft_train=ds.glue_train)
+    for name, task in tasks.items():
+        data = encode_task(tok, task, next(iter(encoders.values())).config.max_len, n_test=ds.glue_test)
+        preds: dict[str, list[np.ndarray]] = {k: [] for k in encoders}
+        for seed in seeds:
+            for k, m in finetune_encoders(encoders, data, s, small, seed, device).items():
+                preds[k].append(predict(m, m.encoder.config, data.test))
+        out[name] = task_result(data, {k: np.stack(v) for k, v in preds.items()}, ds.glue_train)
+    return out
+
+
+def task_result(data: Encoded, preds: dict[str, np.ndarray], n_train: int | None = None) -> dict:
+    """One task's entry of :func:`distil_glue`'s result from test predictions already made
+    (``preds``: model -> ``[n_test]`` or ``[n_seeds, n_test]``); the majority class is that of
+    the first ``n_train`` training labels (the ones the models were fine-tuned on)."""
+    majority = int(np.bincount(data.train_y[:n_train], minlength=data.n_classes).argmax())
+    return {"gold": np.asarray(data.test_y), "majority": majority,
+            "preds": {k: np.atleast_2d(np.asarray(v)) for k, v in preds.items()}}
+
+
+def glue_scores(results: dict[str, dict], model: str) -> dict[str, float]:
+    """A model's GLUE-lite table scores from :func:`distil_glue`'s result (seed 0): ``"SST-2
+    acc"``, ``"MRPC F1"``, ``"MRPC acc"``, ... (x 100, 2 decimals), as ``GlueReport.scores``."""
+    out = {}
+    for task, r in results.items():
+        metrics = task_metrics(task, r["gold"].astype(float), r["preds"][model][0].astype(float))
+        out.update({f"{DISPLAY.get(task, task)} {k}": round(v, 2) for k, v in metrics.items()})
+    return out
+
+
+def boot_scores(task: str, gold: np.ndarray, preds: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """GLUE's main score x 100 (accuracy; MRPC: the mean of F1 and accuracy) of ``preds``
+    (``[n]`` or ``[n_seeds, n]``, averaged over seeds) on each bootstrap resample ``idx``
+    (``[n_boot, n]`` indices into the test examples). Equal to
+    ``glue.main_score(task, glue.task_metrics(...))`` on each resample (tested)."""
+    if task == "stsb":
+        raise ValueError("stsb is a regression task; chapter 9 distils classifiers")
+    p = np.atleast_2d(np.asarray(preds))
+    g = np.asarray(gold)[idx]                       # [n_boot, n]
+    scores = []
+    for row in p:
+        q = row[idx]
+        acc = (q == g).mean(1)
+        if task == "mrpc":
+            tp = ((q == 1) & (g == 1)).sum(1)
+            fp = ((q == 1) & (g != 1)).sum(1)
+            fn = ((q != 1) & (g == 1)).sum(1)
+            f1 = np.where(tp == 0, 0.0, 2 * tp / np.maximum(2 * tp + fp + fn, 1))
+            acc = (acc + f1) / 2
+        scores.append(100 * acc)
+    return np.mean(scores, 0)
+
+
+def kept_table(results: dict[str, dict], teacher: str = "teacher", n_boot: int = 1000, seed: int = 0
+               ) -> pd.DataFrame:
+    """Per task and model: GLUE's main score (mean over seeds), the share of the teacher's
+    score it keeps (% kept) with a 95 % paired bootstrap over test examples (the same resamples
+    for every model and seed), the spread of % kept over seeds, and the same for a model that
+    always predicts the training set's majority class (the floor a ratio must beat)."""
+    rows, boots, fulls = [], {}, {}
+    rng = np.random.default_rng(seed)
+
+    def row(task_name, name, score, t_score, ratio, by_seed):
+        lo, hi = np.percentile(ratio, [2.5, 97.5])
+        rows.append({"task": task_name, "model": name, "score": score, "% kept": 100 * score / t_score,
+                     "low": 100 * float(lo), "high": 100 * float(hi), "seed min": 100 * min(by_seed),
+                     "seed max": 100 * max(by_seed)})
+
+    for task, r in results.items():
+        gold, preds = r["gold"], dict(r["preds"])
+        n = len(gold)
+        preds["majority class"] = np.full((1, n), r["majority"])
+        idx = rng.integers(0, n, (n_boot, n))
+        full = np.arange(n)[None]
+        t_seed = [float(boot_scores(task, gold, q, full)[0]) for q in preds[teacher]]
+        for name, p in preds.items():
+            boots.setdefault(name, []).append(boot_scores(task, gold, p, idx))
+            fulls.setdefault(name, []).append(float(boot_scores(task, gold, p, full)[0]))
+            per_seed = [float(boot_scores(task, gold, q, full)[0]) for q in p]
+            by_seed = ([a / b for a, b in zip(per_seed, t_seed)] if len(per_seed) == len(t_seed)
+                       else [fulls[name][-1] / fulls[teacher][-1]])
+            row(DISPLAY.get(task, task), name, fulls[name][-1], fulls[teacher][-1],
+                boots[name][-1] / np.maximum(boots[teacher][-1], 1e-12), by_seed)
+    if len(results) > 1:  # GLUE's average over the tasks, resampled task by task
+        t_avg, t_boot = np.mean(fulls[teacher]), np.mean(boots[teacher], 0)
+        for name, b in boots.items():
+            avg = float(np.mean(fulls[name]))
+            row("average", name, avg, t_avg, np.mean(b, 0) / t_boot, [avg / t_avg])
+    return pd.DataFrame(rows).set_index(["task", "model"])
 
 
 # ------------------------------------------------------------------------------ spreads
@@ -431,13 +537,17 @@ __all__ = [
     "accuracy",
     "batches",
     "bert_config",
+    "boot_scores",
+    "distil_glue",
     "distil_pretrained",
     "distil_sizes",
     "distil_students",
     "draw_distillation",
     "encode_task",
     "finetune_encoders",
+    "glue_scores",
     "head_curve",
+    "kept_table",
     "latency_table",
     "magnitude_curve",
     "mlm_loss",
@@ -449,6 +559,7 @@ __all__ = [
     "quantization_rows",
     "size_accuracy_plot",
     "sizes",
+    "task_result",
     "tokenizer_and_rows",
     "train_classifier",
 ]

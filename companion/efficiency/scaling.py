@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import copy
 import html
+import json
 import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -131,8 +133,8 @@ def family_plan(scale: str | None = None) -> FamilyPlan:
     and up to 10 million tokens (a preset, not run in this book's stored outputs)."""
     m = ModelSpec
     return pick(
-        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2)), (1_536, 3_072, 6_144), 16, 32, 512, 200_000,
-                      66_666),
+        ci=FamilyPlan((m(8, 1, 2), m(16, 1, 2), m(24, 1, 2)), (1_536, 3_072, 6_144), 16, 32, 512, 120_000,
+                      40_000),
         laptop=FamilyPlan((m(16, 2, 2), m(24, 2, 2), m(32, 2, 4), m(48, 2, 4), m(64, 2, 4)),
                           (51_200, 102_400, 204_800, 409_600), 8, 64, 1024, 2_000_000, 333_333),
         gpu=FamilyPlan((m(32, 2, 4), m(64, 2, 4), m(96, 3, 4), m(128, 4, 4), m(192, 4, 6), m(256, 6, 8),
@@ -613,6 +615,117 @@ def budget_widget(alloc: Allocation, log10_C: float | None = None) -> BudgetWidg
     return bw
 
 
+# ------------------------------------------------------------------------------ stored sweeps
+
+
+SWEEP_FILE = Path(__file__).resolve().parent / "scaling_sweep_cpu.json"
+
+
+def cpu_sweep_plan() -> FamilyPlan:
+    """The extended sweep run once on this book's CPU by ``benchmarks/ch09_scaling_sweep_cpu.py``
+    and stored (the notebook reads it; it never reruns it): ``laptop``'s plan -- the same
+    tokenizer, rows, batches, budgets and seed -- with three more 2-layer sizes, d80, d96 and
+    d128, trained first (non-embedding parameters ~6.6 thousand to ~0.4 million: 60x). Training
+    is deterministic on one CPU thread, so the five sizes it shares with ``laptop`` must come
+    out as the notebook's live run does (the notebook checks). About 140 CPU-seconds."""
+    p = family_plan("laptop")
+    m = ModelSpec
+    return FamilyPlan((m(80, 2, 4), m(96, 2, 4), m(128, 2, 4), *p.specs), p.budgets, p.batch_size, p.block_size,
+                      p.vocab_size, p.corpus_chars, p.tokenizer_chars)
+
+
+def sweep_record(runs: Sequence[FamilyRun], plan: FamilyPlan, **meta: object) -> dict:
+    """A JSON-able record of a grid run: the plan, ``meta`` (command, date, seed, CPU seconds,
+    device, ...) and per size its ``N``, rate, held-out loss per budget and training curve
+    (rounded to 4 decimals). :func:`runs_from_record` reads it back."""
+    return {"meta": dict(meta),
+            "plan": {"budgets": list(plan.budgets), "batch_size": plan.batch_size, "block_size": plan.block_size,
+                     "vocab_size": plan.vocab_size, "corpus_chars": plan.corpus_chars,
+                     "tokenizer_chars": plan.tokenizer_chars},
+            "runs": [{"d_model": r.spec.d_model, "n_layer": r.spec.n_layer, "n_head": r.spec.n_head,
+                      "n_params": r.n_params, "lr": r.lr, "tokens_per_step": r.tokens_per_step,
+                      "flops_per_token": r.flops_per_token, "wall_s": round(r.wall_s, 2),
+                      "budget_losses": {str(k): v for k, v in r.budget_losses.items()},
+                      "step_loss": [round(x, 4) for x in r.step_loss]} for r in runs]}
+
+
+def runs_from_record(record: dict) -> list[FamilyRun]:
+    """The :class:`FamilyRun` list of a :func:`sweep_record` (models not included), for the fits,
+    smallest ``N`` first (whatever order they were trained in)."""
+    try:
+        out = []
+        for r in record["runs"]:
+            bl = {int(k): float(v) for k, v in r["budget_losses"].items()}
+            out.append(FamilyRun(ModelSpec(r["d_model"], r["n_layer"], r["n_head"]), int(r["n_params"]),
+                                 int(r["tokens_per_step"]), list(r["step_loss"]), bl[max(bl)], float(r["wall_s"]),
+                                 float(r["flops_per_token"]), None, bl, float(r["lr"])))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"not a sweep record (see scaling.sweep_record): {err!r}") from None
+    if not out:
+        raise ValueError("the sweep record holds no runs")
+    return sorted(out, key=lambda r: r.n_params)
+
+
+def stored_sweep(path=None) -> tuple[list[FamilyRun], dict]:
+    """The stored CPU sweep (:data:`SWEEP_FILE`): its runs and its ``meta`` (how it was made)."""
+    p = Path(path) if path is not None else SWEEP_FILE
+    if not p.exists():
+        raise FileNotFoundError(f"{p} is missing: run `python benchmarks/ch09_scaling_sweep_cpu.py {p}` to make it")
+    record = json.loads(p.read_text(encoding="utf-8"))
+    return runs_from_record(record), {**record["meta"], "plan": record["plan"]}
+
+
+def compare_fits(families: dict[str, Sequence[FamilyRun]]) -> pd.DataFrame:
+    """One row per family (e.g. the live run and the stored sweep): sizes, their span, tokens,
+    ``alpha_N`` at the largest budget with its standard error and leave-one-out range, and how
+    many sizes converged (:func:`converged`)."""
+    rows = []
+    for name, runs in families.items():
+        N = np.array([r.n_params for r in runs], dtype=float)
+        L = np.array([r.heldout_loss for r in runs])
+        law, loo = fit_power_law(N, L), leave_one_out(N, L)
+        rows.append({"family": name, "sizes": len(runs), "N min": int(N.min()), "N max": int(N.max()),
+                     "span": float(N.max() / N.min()), "tokens D": int(max(runs[0].budget_losses)),
+                     "alpha_N": law.alpha, "SE": law.alpha_se, "LOO min": float(loo.min()),
+                     "LOO max": float(loo.max()), "converged": int(converged(runs).sum())})
+    return pd.DataFrame(rows).set_index("family")
+
+
+def shared_differences(runs: Sequence[FamilyRun], other: Sequence[FamilyRun]) -> list[float]:
+    """``|loss - loss'|`` at the largest budget for every size (by name) that both families
+    trained: zero up to rounding when they ran the same code, data and seed."""
+    theirs = {r.spec.name: r.heldout_loss for r in other}
+    return [abs(theirs[r.spec.name] - r.heldout_loss) for r in runs if r.spec.name in theirs]
+
+
+def plot_sweeps(families: dict[str, Sequence[FamilyRun]]):
+    """Two log-log panels: ``L(N)`` at the largest budget for each family with its fitted line
+    (and Kaplan's slope through the largest model), and ``alpha_N`` fitted at each budget with
+    two standard errors (still rising with ``D``: not converged)."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.4, 3.8))
+    for i, (name, runs) in enumerate(families.items()):
+        N = np.array([r.n_params for r in runs], dtype=float)
+        L = np.array([r.heldout_loss for r in runs])
+        law = fit_power_law(N, L)
+        xs = np.geomspace(N.min() / 1.3, N.max() * 1.3, 50)
+        a1.loglog(N, L, "os"[i % 2], mfc="none" if i else None, color=f"C{i}", ms=6 + 2 * i, label=name)
+        a1.loglog(xs, law(xs), "-", color=f"C{i}", lw=1, label=f"fit: alpha_N = {law.alpha:.3f}")
+        by = alpha_by_budget(runs)
+        a2.errorbar(by.index * (1.03 if i else 1), by["alpha_N"], yerr=2 * by["SE"], fmt="os"[i % 2] + "-",
+                    color=f"C{i}", capsize=3, label=name)
+    N, L = max((r.n_params, r.heldout_loss) for runs in families.values() for r in runs)
+    a1.loglog(xs, L * (N / xs) ** KAPLAN_ALPHA_N, "--", color="0.5", label=f"Kaplan's slope {KAPLAN_ALPHA_N}")
+    a1.set(xlabel="non-embedding parameters N", ylabel="held-out loss (nats per token)", title="L(N)")
+    a2.axhline(KAPLAN_ALPHA_N, color="0.5", ls="--", lw=1, label="Kaplan et al.")
+    a2.set(xscale="log", xlabel="training tokens D", ylabel="fitted alpha_N (± 2 SE)", title="alpha_N by budget")
+    a1.legend(fontsize=7)
+    a2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 # ------------------------------------------------------------------------------ figure
 
 
@@ -700,8 +813,10 @@ __all__ = [
     "allocation_html",
     "alpha_by_budget",
     "budget_widget",
+    "compare_fits",
     "compute_frontier",
     "converged",
+    "cpu_sweep_plan",
     "d_laws",
     "family_frame",
     "family_plan",
@@ -716,8 +831,13 @@ __all__ = [
     "matmul_params",
     "non_embedding_params",
     "plot_scaling",
+    "plot_sweeps",
+    "runs_from_record",
+    "shared_differences",
     "smooth_curve",
     "step_flops",
+    "stored_sweep",
+    "sweep_record",
     "train_family",
     "train_grid",
     "wsd_factor",
