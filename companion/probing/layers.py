@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .probes import ProbeConfig, fit_probe, make_probe
+from .probes import ProbeConfig, fit_probe, make_probe, train_probe
 
 
 def layer_scores(train_layers: Sequence[np.ndarray], y_train: np.ndarray, test_layers: Sequence[np.ndarray],
@@ -99,17 +99,7 @@ def _mix_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tenso
     device = torch.device(config.device)
     x, y = x_train.to(device), torch.as_tensor(y_train, dtype=torch.long, device=device)
     model = ScalarMixProbe(x.shape[1], x.shape[2], n_classes, config).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    gen = torch.Generator().manual_seed(config.seed)
-    for _ in range(config.epochs):
-        model.train()
-        for idx in torch.randperm(len(x), generator=gen).split(config.batch_size):
-            idx = idx.to(device)
-            loss = F.cross_entropy(model(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    model.eval()
+    train_probe(model, x, y, config)
     with torch.no_grad():
         pred = model(x_test.to(device)).argmax(-1).cpu().numpy()
     return pred, model.weights()

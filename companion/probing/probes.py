@@ -342,6 +342,22 @@ class ProbeResult:
             return self.model(x.to(dev)).argmax(-1).cpu().numpy()
 
 
+def train_probe(model: nn.Module, x: torch.Tensor, y: torch.Tensor, config: ProbeConfig) -> None:
+    """Adam on cross-entropy, ``config.epochs`` seeded shuffles of ``(x, y)`` in minibatches;
+    leaves ``model`` in eval mode. Shared by every probe of the chapter."""
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    gen = torch.Generator().manual_seed(config.seed)
+    for _ in range(config.epochs):
+        model.train()
+        for idx in torch.randperm(len(x), generator=gen).split(config.batch_size):
+            idx = idx.to(x.device)
+            loss = F.cross_entropy(model(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    model.eval()
+
+
 def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> None:
     if X.ndim != 2:
         raise ValueError(f"{what} features must be [n, d], got shape {X.shape}")
@@ -366,17 +382,7 @@ def fit_probe(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_te
     x = torch.as_tensor((X_train - mean) / std, dtype=torch.float32, device=device)
     y = torch.as_tensor(y_train, dtype=torch.long, device=device)
     model = make_probe(x.shape[1], n_classes, config).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    gen = torch.Generator().manual_seed(config.seed)
-    for _ in range(config.epochs):
-        model.train()
-        for idx in torch.randperm(len(x), generator=gen).split(config.batch_size):
-            idx = idx.to(device)
-            loss = F.cross_entropy(model(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    model.eval()
+    train_probe(model, x, y, config)
     res = ProbeResult(0.0, 0.0, model, mean.astype(np.float32), std.astype(np.float32))
     res.train_acc = float((res.predict(X_train) == y_train).mean())
     res.test_acc = float((res.predict(X_test) == y_test).mean()) if len(y_test) else float("nan")
