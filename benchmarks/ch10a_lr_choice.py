@@ -11,8 +11,8 @@ method's rate, ``head_lr`` None) shows what the head's own rate changes.
 
     BOOK_SCALE=laptop python benchmarks/ch10a_lr_choice.py companion/transfer/lr_choice.json
 
-225 CPU-seconds on one thread when it was run (2026-12-01, load ~15 on 2 cores). The notebook
-reads the result; it does not rerun it.
+197 CPU-seconds on one thread when it was last run (2026-12-02, after the adapters' start was
+seeded; only the adapters' rows changed). The notebook reads the result; it does not rerun it.
 """
 
 from __future__ import annotations

@@ -65,6 +65,18 @@ def test_adapters_start_as_identity_and_train_alone():
     assert not any("qkv" in k or "mlp.sublayer" in k or k.startswith("embeddings") for k in changed)
 
 
+def test_adapters_start_depends_on_the_seed_alone():
+    def downs(seed):
+        enc = peft.apply_method(_encoder(), "adapters", bottleneck=4, seed=seed)
+        return [p.detach().clone() for n, p in enc.named_parameters() if n.endswith("adapter.down.weight")]
+
+    first = downs(0)
+    torch.rand(1000)  # other work in between must not change the start
+    assert all(torch.equal(a, b) for a, b in zip(first, downs(0), strict=True))
+    assert not torch.equal(first[0], downs(1)[0])
+    assert len({float(w.sum()) for w in first}) == len(first)  # each adapter its own draw
+
+
 def test_lora_merged_equals_unmerged_and_starts_at_base():
     base = _encoder()
     b = _batch(1)

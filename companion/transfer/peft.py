@@ -82,13 +82,13 @@ class Adapter(nn.Module):
     exactly what the pre-trained one did (Houlsby et al. initialise near zero for the same
     reason)."""
 
-    def __init__(self, d_model: int, bottleneck: int):
+    def __init__(self, d_model: int, bottleneck: int, generator: torch.Generator | None = None):
         super().__init__()
         if bottleneck < 1:
             raise ValueError(f"bottleneck must be a positive int, got {bottleneck!r}")
         self.down = nn.Linear(d_model, bottleneck)
         self.up = nn.Linear(bottleneck, d_model)
-        nn.init.normal_(self.down.weight, std=0.02)
+        nn.init.normal_(self.down.weight, std=0.02, generator=generator)
         nn.init.zeros_(self.down.bias)
         nn.init.zeros_(self.up.weight)
         nn.init.zeros_(self.up.bias)
@@ -109,14 +109,16 @@ class Adapted(nn.Module):
         return self.adapter(self.sublayer(*args, **kwargs))
 
 
-def add_adapters(model: nn.Module, bottleneck: int = 16, train_layer_norms: bool = True) -> nn.Module:
+def add_adapters(model: nn.Module, bottleneck: int = 16, train_layer_norms: bool = True,
+                 seed: int = 0) -> nn.Module:
     """Freeze ``model`` and put an :class:`Adapter` after the attention and the MLP of every
-    block, in place. Houlsby et al. also train the layer norms (``train_layer_norms``)."""
+    block, in place. Houlsby et al. also train the layer norms (``train_layer_norms``). The
+    adapters' random start comes from ``seed`` alone, not from whatever ran before."""
     freeze(model)
-    d = _d_model(model)
+    d, g = _d_model(model), torch.Generator().manual_seed(seed)
     for block in _blocks(model):
-        block.attn = Adapted(block.attn, Adapter(d, bottleneck))
-        block.mlp = Adapted(block.mlp, Adapter(d, bottleneck))
+        block.attn = Adapted(block.attn, Adapter(d, bottleneck, g))
+        block.mlp = Adapted(block.mlp, Adapter(d, bottleneck, g))
         if train_layer_norms:
             for ln in (block.ln_1, block.ln_2):
                 for p in ln.parameters():
@@ -380,7 +382,7 @@ def apply_method(encoder: nn.Module, method: str, *, seed: int = 0, **kw) -> nn.
     if method == "bitfit":
         return bitfit(enc)
     if method == "adapters":
-        return add_adapters(enc, kw.get("bottleneck", 16))
+        return add_adapters(enc, kw.get("bottleneck", 16), seed=seed)
     if method == "lora":
         return add_lora(enc, kw.get("r", 4), kw.get("alpha", 8.0), kw.get("targets", "qv"), seed=seed)
     if method == "prefix":
