@@ -178,3 +178,31 @@ def test_fewglue_rows_summary_and_missing_file(tmp_path):
     assert summary.loc[("RTE", "head"), "majority class"] == 52.0
     with pytest.raises(FileNotFoundError, match="ch10b_fewglue"):
         c10b.stored_fewglue(tmp_path / "none.json")
+
+
+def _run(m: str, score: float) -> RunResult:
+    return RunResult(m, np.zeros(3), score, 10, 1.0, [0.5])
+
+
+def test_add_stored_seeds_joins_only_matching_sizes(tmp_path):
+    import json
+
+    s = c10.transfer_sizes("laptop")
+    meta = {k: getattr(s, k) for k in ("n_layer", "max_len", "n_train", "n_test", "epochs", "batch_size")}
+    stored = {"meta": meta, "tasks": {"ag_news": {"0": {"full": 80.0, "lora": 81.0},
+                                                  "1": {"full": 70.0, "lora": 75.0}}}}
+    runs = {"full": [_run("full", 80.0)], "lora": [_run("lora", 81.0)]}
+    both, added = c10.add_stored_seeds(runs, stored, "ag_news", s, live=[0])
+    assert added == [1] and [r.score for r in both["lora"]] == [81.0, 75.0]
+    assert both["lora"][1].trainable == 10 and len(runs["lora"]) == 1  # the input is not changed
+    gap = c10.claim_close(both, "lora")  # paired gaps +1 and +5: their own spread
+    assert gap["gap"] == pytest.approx(3.0) and gap["sd"] == pytest.approx(np.std([1, 5], ddof=1))
+    ci = c10.transfer_sizes("ci")  # other sizes: nothing stored is mixed in
+    assert c10.add_stored_seeds(runs, stored, "ag_news", ci, live=[0]) == (runs, [])
+    with pytest.raises(KeyError, match="bitfit"):
+        c10.add_stored_seeds({**runs, "bitfit": [_run("bitfit", 1.0)]}, stored, "ag_news", s, [0])
+    path = tmp_path / "seeds.json"
+    path.write_text(json.dumps(stored))
+    assert c10.stored_seeds(path) == stored
+    with pytest.raises(FileNotFoundError, match="ch10a_seeds"):
+        c10.stored_seeds(tmp_path / "none.json")

@@ -9,6 +9,8 @@
   :class:`Sizes`); :func:`task_split` -- seeded subsets of TREC, AG News, ...;
 * :func:`lr_choice` / :func:`best_lrs` / :func:`stored_lr_choice` -- each method's learning
   rate chosen on a dev split (run once by ``benchmarks/ch10a_lr_choice.py`` and stored);
+* :func:`stored_seeds` / :func:`add_stored_seeds` -- AG News's second seed, run once by
+  ``benchmarks/ch10a_seeds.py`` and stored, joined to the live seed when the sizes agree;
 * :func:`claim_close` -- "within ``margin`` points of full fine-tuning", with the spread;
 * :func:`schedule_runs` / :func:`multitask_runs` -- warm-up and layer-wise decay variants,
   MT-DNN's shared encoder, reusing the table's runs where the settings agree;
@@ -173,6 +175,41 @@ def stored_lr_choice(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
         raise FileNotFoundError(f"{path} is missing; run `python benchmarks/ch10a_lr_choice.py {path}`")
     data = json.loads(path.read_text())
     return pd.DataFrame(data["rows"]), data["meta"]
+
+
+SEEDS_FILE = Path(__file__).with_name("stored_seeds.json")
+_SIZE_KEYS = ("n_layer", "max_len", "n_train", "n_test", "epochs", "batch_size")
+
+
+def stored_seeds(path: Path | None = None) -> dict:
+    """Extra seeds of 10a's side runs, stored by ``benchmarks/ch10a_seeds.py``: ``{"meta": the
+    run's sizes, rates, command, date and CPU time, "tasks": {task: {seed: {method: accuracy}}}}``."""
+    import json
+
+    path = Path(path or SEEDS_FILE)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; run `BOOK_SCALE=laptop python benchmarks/ch10a_seeds.py {path}`")
+    return json.loads(path.read_text())
+
+
+def add_stored_seeds(runs: dict[str, list[RunResult]], stored: dict, task: str, s: TransferSizes,
+                     live: Sequence[int]) -> tuple[dict[str, list[RunResult]], list[int]]:
+    """``runs`` (one result per seed in ``live``) plus the stored seeds of ``task`` that are not
+    live, as results without predictions, when the stored run used ``s``'s sizes (else ``runs``
+    unchanged: a ``ci`` run never mixes with stored ``laptop`` numbers). Returns the runs and the
+    seeds added."""
+    meta = stored["meta"]
+    if any(meta[k] != getattr(s, k) for k in _SIZE_KEYS):
+        return runs, []
+    extra = sorted(int(k) for k in stored["tasks"][task] if int(k) not in live)
+    out = {m: list(rs) for m, rs in runs.items()}
+    for seed in extra:
+        scores = stored["tasks"][task][str(seed)]
+        for m, rs in out.items():
+            if m not in scores:
+                raise KeyError(f"the stored {task} seed {seed} has no {m!r} run; rerun benchmarks/ch10a_seeds.py")
+            rs.append(RunResult(m, np.empty(0), float(scores[m]), rs[0].trainable, float("nan"), [], rs[0].stored))
+    return out, extra
 
 
 def task_split(name: str, n_train: int, n_test: int, seed: int = 0) -> tuple[list, list]:
