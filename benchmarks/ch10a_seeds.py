@@ -39,7 +39,7 @@ def main(out: str) -> None:
     t0, w0 = time.process_time(), time.perf_counter()
     runs = c10.transfer_runs(encoder, tokenize, train, test, s, METHODS, 4, lrs, meta["head_lr"], SEEDS)
     scores = {str(seed): {m: runs[m][i].score for m in METHODS} for i, seed in enumerate(SEEDS)}
-    info = {k: getattr(s, k) for k in ("n_layer", "max_len", "n_train", "n_test", "epochs", "batch_size")}
+    info = {k: getattr(s, k) for k in c10.STORED_SIZE_KEYS}
     info.update(seeds=list(SEEDS), lrs={m: lrs.get(m, c10.LR[m]) for m in METHODS}, head_lr=meta["head_lr"],
                 command=f"BOOK_SCALE=laptop python benchmarks/ch10a_seeds.py {out}",
                 cpu_s=round(time.process_time() - t0, 1), wall_s=round(time.perf_counter() - w0, 1),

@@ -188,7 +188,7 @@ def test_add_stored_seeds_joins_only_matching_sizes(tmp_path):
     import json
 
     s = c10.transfer_sizes("laptop")
-    meta = {k: getattr(s, k) for k in ("n_layer", "max_len", "n_train", "n_test", "epochs", "batch_size")}
+    meta = {k: getattr(s, k) for k in c10.STORED_SIZE_KEYS}
     stored = {"meta": meta, "tasks": {"ag_news": {"0": {"full": 80.0, "lora": 81.0},
                                                   "1": {"full": 70.0, "lora": 75.0}}}}
     runs = {"full": [_run("full", 80.0)], "lora": [_run("lora", 81.0)]}

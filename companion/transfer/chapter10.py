@@ -178,7 +178,7 @@ def stored_lr_choice(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
 
 
 SEEDS_FILE = Path(__file__).with_name("stored_seeds.json")
-_SIZE_KEYS = ("n_layer", "max_len", "n_train", "n_test", "epochs", "batch_size")
+STORED_SIZE_KEYS = ("n_layer", "max_len", "n_train", "n_test", "epochs", "batch_size")
 
 
 def stored_seeds(path: Path | None = None) -> dict:
@@ -199,7 +199,7 @@ def add_stored_seeds(runs: dict[str, list[RunResult]], stored: dict, task: str, 
     unchanged: a ``ci`` run never mixes with stored ``laptop`` numbers). Returns the runs and the
     seeds added."""
     meta = stored["meta"]
-    if any(meta[k] != getattr(s, k) for k in _SIZE_KEYS):
+    if any(meta[k] != getattr(s, k) for k in STORED_SIZE_KEYS):
         return runs, []
     extra = sorted(int(k) for k in stored["tasks"][task] if int(k) not in live)
     out = {m: list(rs) for m, rs in runs.items()}
