@@ -115,14 +115,53 @@ def browser_context():
         shutil.rmtree(profile, ignore_errors=True)
 
 
+# Resolves when the page has settled: MathJax has typeset, fonts and images are loaded. The tests
+# wait for this rather than Playwright's "networkidle", which once never came in CI (a clean
+# run, every request local and answered) and failed two tests with a bare timeout.
+SETTLE_JS = """
+() => {
+    window.__bookSettled = "waiting for MathJax";
+    const mathjax = (window.MathJax && MathJax.startup && MathJax.startup.promise) || Promise.resolve();
+    mathjax.then(() => { window.__bookSettled = "waiting for fonts"; return document.fonts.ready; })
+        .then(() => { window.__bookSettled = "waiting for images";
+            return Promise.all(Array.from(document.images).filter(img => !img.complete)
+                .map(img => new Promise(done => { img.addEventListener("load", done);
+                                                  img.addEventListener("error", done); }))); })
+        .then(() => { window.__bookSettled = "yes"; },
+              err => { window.__bookSettled = "failed: " + err; });
+}
+"""
+
+
+def _track_requests(page) -> set[str]:
+    """The URLs of the page's requests still in flight (for a failure message)."""
+    inflight: set[str] = set()
+    page.on("request", lambda req: inflight.add(req.url))
+    page.on("requestfinished", lambda req: inflight.discard(req.url))
+    page.on("requestfailed", lambda req: inflight.discard(req.url))
+    return inflight
+
+
+def _goto_settled(page, url: str) -> None:
+    """Load ``url`` in ``page`` and wait until it has settled; fail saying what it waited on."""
+    inflight = _track_requests(page)
+    response = page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
+    assert response is not None and response.ok, f"{url} answered {response and response.status}"
+    page.evaluate(SETTLE_JS)
+    try:
+        page.wait_for_function("() => window.__bookSettled === 'yes'", timeout=TIMEOUT_MS)
+    except Exception as exc:  # Playwright's TimeoutError, or a page that navigated away
+        state = page.evaluate("() => window.__bookSettled")
+        raise AssertionError(f"{url} did not settle in {TIMEOUT_MS / 1000:.0f} s ({state}); "
+                             f"requests in flight: {sorted(inflight) or 'none'}") from exc
+
+
 def _open(context, url: str):
-    """Open ``url``, wait until the network is idle, screenshot it; return (page, errors)."""
+    """Open ``url`` in a new page and wait until it has settled; return (page, errors)."""
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    response = page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
-    assert response is not None and response.ok, f"{url} answered {response and response.status}"
-    page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+    _goto_settled(page, url)
     return page, errors
 
 
@@ -166,6 +205,7 @@ def test_first_chapter_renders_offline(site: str, browser_context) -> None:
         page.wait_for_selector(".jupyter-widgets", timeout=TIMEOUT_MS)
 
     _screenshot(page, page_path.stem)
+    page.close()
     assert not errors, f"JavaScript errors on {url}: {errors}"
     _assert_all_local(browser_context.requests)
 
@@ -188,9 +228,7 @@ def test_map_renders_offline(site: str, browser_context) -> None:
     page.on("console", lambda msg: console.append(f"{msg.text} ({msg.location.get('url')})")
             if msg.type == "error" else None)
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    response = page.goto(site + MAP_PAGE, wait_until="load", timeout=TIMEOUT_MS)
-    assert response is not None and response.ok, f"{MAP_PAGE} answered {response and response.status}"
-    page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+    _goto_settled(page, site + MAP_PAGE)
     page.wait_for_selector(MAP_POINTS, timeout=TIMEOUT_MS)
     points = page.locator(MAP_POINTS)
     assert points.count() == len(MODELS), f"the map shows {points.count()} points for {len(MODELS)} models"
@@ -203,6 +241,7 @@ def test_map_renders_offline(site: str, browser_context) -> None:
     assert page.locator(MAP_POINTS).count() == len(MODELS), "the map lost points after a change of axis"
     assert "knowledge-enriched" in (page.locator("#ptm-map svg").text_content() or "")
     _screenshot(page, "11_probing_map")
+    page.close()
     assert not errors, f"JavaScript errors on {MAP_PAGE}: {errors}"
     assert not failed, f"requests of {MAP_PAGE} that failed: {failed}"
     # not errors of the page: the theme's notice about an unset colour mode, and the browser's
@@ -219,6 +258,7 @@ def test_front_page_and_references(site: str, browser_context) -> None:
     assert page.locator("mjx-merror").count() == 0, "MathJax reported a TeX error"
     assert page.evaluate(SHOWN_IMAGES_JS, "figure img") > 0, "the timeline figure is not shown"
     _screenshot(page, "intro")
+    page.close()
     assert not errors, f"JavaScript errors on the front page: {errors}"
 
     page, errors = _open(browser_context, site + "book/references.html")
@@ -228,6 +268,7 @@ def test_front_page_and_references(site: str, browser_context) -> None:
     assert entries >= len(keys), (
         f"the references page lists {entries} entries, references.bib has {len(keys)}")
     _screenshot(page, "references")
+    page.close()
     assert not errors, f"JavaScript errors on the references page: {errors}"
     _assert_all_local(browser_context.requests)
 
