@@ -82,3 +82,51 @@ def test_pseudoword_probe_reads_the_context():
     assert table.loc["money/water", "layer 1"] == 100  # 'drank' vs 'spent' before it
     with pytest.raises(ValueError, match="too few sentences"):
         c6.pseudoword_probe(extract, pool, S, pairs=[("money", "whale")])
+
+
+def _fake_layers(sents):
+    """A stand-in biLM (module level, so that spawned workers can unpickle it): 3 layers of 6."""
+    return [np.stack([np.stack([np.random.default_rng([len(w), k]).standard_normal(6) for w in s])
+                      for k in range(3)]) for s in sents]
+
+
+def _tiny_tagging(_name):
+    from companion.data.tasks import TaggedSentence
+
+    rng = np.random.default_rng(0)
+    words = ["Paris", "is", "big", "John", "runs", "in", "London", "the", "dog", "barks"]
+
+    def sent():
+        toks = [words[i] for i in rng.integers(0, len(words), 5)]
+        return TaggedSentence(tuple(toks), tuple("B-X" if t[0].isupper() else "O" for t in toks))
+
+    return {"train": [sent() for _ in range(12)], "dev": [sent() for _ in range(4)],
+            "test": [sent() for _ in range(6)]}
+
+
+def test_tagging_runs_give_the_same_numbers_in_two_processes(monkeypatch):
+    """The taggers are spread over processes; their scores must not depend on it."""
+    import dataclasses
+
+    import torch
+
+    from companion.contextual.taglm import LMFeatureCache
+    from companion.data import tasks
+
+    monkeypatch.setattr(tasks, "load_tagging", _tiny_tagging)
+    words = ["paris", "is", "big", "john", "runs", "in", "london", "the", "dog", "barks"]
+    glove = np.random.default_rng(1).standard_normal((len(words), 8)).astype(np.float32)
+    S = dataclasses.replace(c6.sizes("ci"), tag_train=12, tag_few=4, tag_dev=4, tag_test=6,
+                            tag_epochs=1, seeds=(0,))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as each worker runs
+    try:
+        one = c6.tagging_runs(glove, words, LMFeatureCache(_fake_layers), S, workers=1)
+        two = c6.tagging_runs(glove, words, LMFeatureCache(_fake_layers), S, workers=2)
+    finally:
+        torch.set_num_threads(threads)
+    assert len(one) == 2 * (3 + 2)  # two tasks; three variants with more labels, two with few
+    assert one.F1.nunique() > 1  # the runs differ: equal tables are not equal by accident
+    cols = ["task", "variant", "labelled", "seed", "F1"]
+    pd.testing.assert_frame_equal(one[cols], two[cols])
+    assert np.array_equal(np.stack(one.stats.tolist()), np.stack(two.stats.tolist()))

@@ -6,7 +6,7 @@ The models live in :mod:`.cove`, :mod:`.elmo` and :mod:`.taglm`; this module pic
 * :func:`sizes` -- every size of the run (ci / laptop / gpu);
 * :func:`mt_data`, :func:`train_cove`, :func:`cove_bleu` -- CoVe's translation model;
 * :func:`lm_sentences`, :func:`train_bilm` -- ELMo's biLM on Part II's corpus;
-* :func:`layer_probes`, :func:`pseudoword_probe` -- which layer knows what;
+* :func:`probe_tasks`, :func:`pseudoword_probe` -- which layer knows what;
 * :func:`tagging_runs` -- TagLM / ELMo in the BiLSTM tagger, with few and more labels;
 * :func:`paired_runs_diff`, :func:`seed_diff` -- differences with their spread.
 """
@@ -78,6 +78,7 @@ class Sizes:
     # sentence probes
     senteval_seeds: tuple[int, ...]
     pool_sentences: int
+    workers: int = 1  # processes that train independent taggers and probes side by side
 
 
 def sizes(scale: str | None = None) -> Sizes:
@@ -92,7 +93,8 @@ def sizes(scale: str | None = None) -> Sizes:
                      bleu_sentences=1000, lm_sentences=30000, lm_heldout=1000, lm_steps=350, lm_batch=32,
                      lm_vocab=4000, d=64, cells=128, probe_train_tokens=10000, probe_eval_tokens=5000,
                      pseudo_per_word=100, tag_train=800, tag_few=100, tag_dev=200, tag_test=800,
-                     tag_epochs=4, seeds=(0, 1), senteval_seeds=(0, 1, 2, 3, 4), pool_sentences=3000),
+                     tag_epochs=4, seeds=(0, 1), senteval_seeds=(0, 1, 2, 3, 4), pool_sentences=3000,
+                     workers=2),
         gpu=Sizes(mt_pairs=29000, mt_steps=6000, mt_steps_stored=6000, stored=False, cove_hidden=300, tgt_vocab=10000, input_feeding=True,
                   bleu_sentences=1000, lm_sentences=250000, lm_heldout=5000, lm_steps=30000, lm_batch=128,
                   lm_vocab=40000, d=256, cells=1024, probe_train_tokens=50000, probe_eval_tokens=20000,
@@ -299,30 +301,55 @@ class LayerProbe:
         return self.scores[a] - self.scores[b], float(lo), float(hi)
 
 
-def probe_layers(extract: Callable, task: str, S: Sizes, seed: int = 0) -> LayerProbe:
-    """A linear probe (logistic regression, C = 1, standardised features) per biLM layer, from
-    each token's vector to its tag; ``task`` is a :func:`companion.data.load_tagging` name."""
-    from ..data.tasks import load_tagging
+def _probe_job(shared: dict, job: tuple[str, int]) -> np.ndarray:
+    """One layer's probe of :func:`probe_tasks` (a worker of :func:`companion.parallel.map_jobs`)."""
+    task, layer = job
+    x_tr, y_tr, x_te = shared[task]
+    return _fit_predict(x_tr[layer], y_tr, x_te[layer])
 
-    data = load_tagging(task)
-    spans = task != "brown_pos" and task != "ptb_pos"
-    tr = _subsample(data["train"], S.probe_train_tokens, seed)
-    te = _subsample(data["test"], S.probe_eval_tokens, 0)
-    f_tr, f_te = extract([list(s.tokens) for s in tr]), extract([list(s.tokens) for s in te])
-    y_tr = np.array([t for s in tr for t in s.tags])
-    scores, stats = [], []
-    for layer in range(f_tr[0].shape[0]):
-        x_tr = np.concatenate([f[layer] for f in f_tr]).astype(np.float32)
-        x_te = np.concatenate([f[layer] for f in f_te]).astype(np.float32)
-        flat = _fit_predict(x_tr, y_tr, x_te)
-        pred, k = [], 0
-        for s in te:
-            pred.append(list(flat[k:k + len(s.tokens)]))
-            k += len(s.tokens)
-        st = _sentence_stats([s.tags for s in te], pred, spans)
-        scores.append(_score(st, spans))
-        stats.append(st)
-    return LayerProbe(task, "span F1" if spans else "accuracy", scores, stats, spans)
+
+def probe_tasks(extract: Callable, tasks: Sequence[str], S: Sizes, seed: int = 0,
+                workers: int = 1) -> dict[str, LayerProbe]:
+    """A linear probe (logistic regression, C = 1, standardised features) per biLM layer, from
+    each token's vector to its tag, for each ``task`` (a :func:`companion.data.load_tagging`
+    name). The probes are independent: ``workers`` processes fit them side by side, with the
+    same numbers as ``workers=1`` (:mod:`companion.parallel`)."""
+    from ..data.tasks import load_tagging
+    from ..parallel import map_jobs
+
+    shared, tests = {}, {}
+    for task in tasks:
+        data = load_tagging(task)
+        tr = _subsample(data["train"], S.probe_train_tokens, seed)
+        te = _subsample(data["test"], S.probe_eval_tokens, 0)
+        f_tr, f_te = extract([list(s.tokens) for s in tr]), extract([list(s.tokens) for s in te])
+        x_tr = [np.concatenate([f[k] for f in f_tr]).astype(np.float32) for k in range(f_tr[0].shape[0])]
+        x_te = [np.concatenate([f[k] for f in f_te]).astype(np.float32) for k in range(f_te[0].shape[0])]
+        shared[task] = (x_tr, np.array([t for s in tr for t in s.tags]), x_te)
+        tests[task] = te
+    jobs = [(t, k) for t in tasks for k in range(len(shared[t][0]))]
+    # the probes with the most classes (Brown's fine tags) take longest: they go first
+    jobs.sort(key=lambda j: -len(set(shared[j[0]][1])))
+    flats, _ = map_jobs(_probe_job, jobs, shared=shared, workers=workers)
+    out = {}
+    for task in tasks:
+        spans = task != "brown_pos" and task != "ptb_pos"
+        scores, stats = [], []
+        for k in range(len(shared[task][0])):
+            flat, pred, i = flats[jobs.index((task, k))], [], 0
+            for s in tests[task]:
+                pred.append(list(flat[i:i + len(s.tokens)]))
+                i += len(s.tokens)
+            st = _sentence_stats([s.tags for s in tests[task]], pred, spans)
+            scores.append(_score(st, spans))
+            stats.append(st)
+        out[task] = LayerProbe(task, "span F1" if spans else "accuracy", scores, stats, spans)
+    return out
+
+
+def probe_layers(extract: Callable, task: str, S: Sizes, seed: int = 0, workers: int = 1) -> LayerProbe:
+    """:func:`probe_tasks` for one task."""
+    return probe_tasks(extract, [task], S, seed, workers)[task]
 
 
 PSEUDO_PAIRS = (("money", "water"), ("city", "music"), ("war", "food"), ("house", "night"),
@@ -386,35 +413,48 @@ def _f1_score(pred, gold) -> float:
     return span_scores([list(s.tags) for s in gold], pred).f1
 
 
-def tagging_runs(glove: np.ndarray, words: Sequence[str], lm: LMFeatureCache, S: Sizes,
-                 device: str | None = None) -> pd.DataFrame:
-    """Every (task, variant, labelled sentences, seed) tagger: test span F1 (percent), training
-    seconds and, for the scalar mix, the learned layer weights. Few-label runs: GloVe and TagLM."""
-    from ..data.tasks import load_tagging
+def _tagger_job(shared: dict, job: tuple) -> dict:
+    """One tagger of :func:`tagging_runs` (a worker of :func:`companion.parallel.map_jobs`)."""
+    short, n, name, seed, epochs, device = job
+    train, dev, test, vocab, rows_ = shared[short]
+    cfg = TaggerConfig(**{**VARIANTS[name].__dict__, "epochs": epochs})
+    res = train_tagger(train[:n], dev, vocab, rows_, cfg, seed=seed, device=device, score=_f1_score)
+    pred = res.predict([s.tokens for s in test])
+    stats = _sentence_stats([s.tags for s in test], pred, spans=True)
+    w = res.mix_weights()
+    return {"task": short, "variant": name, "labelled": n, "seed": seed, "F1": _score(stats, True),
+            "seconds": res.seconds, "stats": stats,
+            "weights": None if w is None else [round(float(x), 4) for x in w]}
 
-    rows = []
+
+def tagging_runs(glove: np.ndarray, words: Sequence[str], lm: LMFeatureCache, S: Sizes,
+                 device: str | None = None, workers: int = 1) -> pd.DataFrame:
+    """Every (task, variant, labelled sentences, seed) tagger: test span F1 (percent), training
+    seconds and, for the scalar mix, the learned layer weights. Few-label runs: GloVe and TagLM.
+
+    The taggers are independent: ``workers`` processes train them side by side (one thread
+    each; see :mod:`companion.parallel`), with the same numbers as ``workers=1``."""
+    from ..data.tasks import load_tagging
+    from ..parallel import map_jobs
+
+    shared, jobs = {}, []
     for short, task in TAG_TASKS.items():
         data = load_tagging(task)
         train = data["train"][: S.tag_train]
         dev, test = data["dev"][: S.tag_dev], data["test"][: S.tag_test]
         rows_, index = glove_rows_for([s.tokens for s in train + dev + test], glove, words)
         tags = sorted({t for s in train for t in s.tags})
-        vocab = TaggerData(index, tags, lm)
+        # the biLM's features of every sentence, once, in one order: a job reads the same float16
+        # arrays whichever process runs it and whatever ran before it
+        lm([s.tokens for s in train + dev + test])
+        shared[short] = (train, dev, test, TaggerData(index, tags, lm), rows_)
         for n in (S.tag_train, S.tag_few):
-            for name, cfg in VARIANTS.items():
+            for name in VARIANTS:
                 if n == S.tag_few and name == "ELMo (scalar mix)":
                     continue
-                cfg = TaggerConfig(**{**cfg.__dict__, "epochs": S.tag_epochs})
-                for seed in S.seeds:
-                    res = train_tagger(train[:n], dev, vocab, rows_, cfg, seed=seed, device=device,
-                                       score=_f1_score)
-                    pred = res.predict([s.tokens for s in test])
-                    stats = _sentence_stats([s.tags for s in test], pred, spans=True)
-                    w = res.mix_weights()
-                    rows.append({"task": short, "variant": name, "labelled": n, "seed": seed,
-                                 "F1": _score(stats, True), "seconds": res.seconds, "stats": stats,
-                                 "weights": None if w is None else [round(float(x), 4) for x in w]})
-    return pd.DataFrame(rows)
+                jobs += [(short, n, name, seed, S.tag_epochs, device) for seed in S.seeds]
+    runs, _ = map_jobs(_tagger_job, jobs, shared=shared, workers=workers)
+    return pd.DataFrame(runs)
 
 
 def tagging_diff(runs: pd.DataFrame, task: str, labelled: int, a: str, b: str, n_boot: int = 1000,
@@ -587,6 +627,7 @@ __all__ = [
     "mt_data",
     "paired_runs_diff",
     "probe_layers",
+    "probe_tasks",
     "pseudoword_probe",
     "seed_diff",
     "sizes",
