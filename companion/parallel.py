@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -40,15 +39,13 @@ def _init_worker(shared: Any) -> None:
     _SHARED = shared
 
 
-def _run(fn: Callable[[Any, Any], Any], job: Any) -> tuple[Any, float]:
-    c0 = time.process_time()
-    out = fn(_SHARED, job)
-    return out, time.process_time() - c0
+def _run(fn: Callable[[Any, Any], Any], job: Any) -> Any:
+    return fn(_SHARED, job)
 
 
-def map_jobs(fn: Callable[[Any, J], R], jobs: Sequence[J], *, shared: Any = None, workers: int = 1,
-             desc: str | None = None) -> tuple[list[R], float]:
-    """``([fn(shared, job) for job in jobs], CPU seconds of all jobs)``, results in ``jobs``'s order.
+def map_jobs(fn: Callable[[Any, J], R], jobs: Sequence[J], *, shared: Any = None,
+             workers: int = 1) -> list[R]:
+    """``[fn(shared, job) for job in jobs]``, in ``jobs``'s order.
 
     ``fn`` must be a module-level function (the workers import it by name) and ``jobs`` and
     ``shared`` must pickle. With ``workers`` > 1 the jobs run in that many spawned processes,
@@ -59,40 +56,22 @@ def map_jobs(fn: Callable[[Any, J], R], jobs: Sequence[J], *, shared: Any = None
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int (the number of processes), got {workers!r}")
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(jobs), desc=desc, disable=desc is None, leave=False)
-    results: list[Any] = []
     if workers == 1 or len(jobs) < 2:
-        global _SHARED
-        before, _SHARED = _SHARED, shared
-        try:
-            for job in jobs:
-                results.append(_run(fn, job))
-                bar.update()
-        finally:
-            _SHARED = before
-    else:
-        ctx = mp.get_context("spawn")
-        # the workers read these when their BLAS and OpenMP libraries load, before any code of
-        # ours runs there (a library loaded later escapes threadpoolctl: seen, 1.6x slower)
-        saved = {k: os.environ.get(k) for k in _THREAD_VARS}
-        os.environ.update({k: "1" for k in _THREAD_VARS})
-        try:
-            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
-                                     initargs=(shared,)) as pool:
-                futures = [pool.submit(_run, fn, job) for job in jobs]
-                for f in futures:
-                    results.append(f.result())
-                    bar.update()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-    bar.close()
-    return [r for r, _ in results], sum(c for _, c in results)
+        return [fn(shared, job) for job in jobs]
+    # the workers read these when their BLAS and OpenMP libraries load, before any code of ours
+    # runs there (a library loaded later escapes threadpoolctl: seen, twice as slow)
+    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+    os.environ.update({k: "1" for k in _THREAD_VARS})
+    try:
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=mp.get_context("spawn"),
+                                 initializer=_init_worker, initargs=(shared,)) as pool:
+            return [f.result() for f in [pool.submit(_run, fn, job) for job in jobs]]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 __all__ = ["map_jobs"]

@@ -312,8 +312,10 @@ def probe_tasks(extract: Callable, tasks: Sequence[str], S: Sizes, seed: int = 0
                 workers: int = 1) -> dict[str, LayerProbe]:
     """A linear probe (logistic regression, C = 1, standardised features) per biLM layer, from
     each token's vector to its tag, for each ``task`` (a :func:`companion.data.load_tagging`
-    name). The probes are independent: ``workers`` processes fit them side by side, with the
-    same numbers as ``workers=1`` (:mod:`companion.parallel`)."""
+    name). The probes are independent: ``workers`` processes fit them side by side, each with
+    scikit-learn's BLAS on one thread; ``workers=1`` fits them here, where a notebook's
+    ``threadpool_limits(1)`` may not reach scipy's BLAS (it loads later), so the last digits can
+    differ (:mod:`companion.parallel`)."""
     from ..data.tasks import load_tagging
     from ..parallel import map_jobs
 
@@ -330,7 +332,7 @@ def probe_tasks(extract: Callable, tasks: Sequence[str], S: Sizes, seed: int = 0
     jobs = [(t, k) for t in tasks for k in range(len(shared[t][0]))]
     # the probes with the most classes (Brown's fine tags) take longest: they go first
     jobs.sort(key=lambda j: -len(set(shared[j[0]][1])))
-    flats, _ = map_jobs(_probe_job, jobs, shared=shared, workers=workers)
+    flats = map_jobs(_probe_job, jobs, shared=shared, workers=workers)
     out = {}
     for task in tasks:
         spans = task != "brown_pos" and task != "ptb_pos"
@@ -453,7 +455,7 @@ def tagging_runs(glove: np.ndarray, words: Sequence[str], lm: LMFeatureCache, S:
                 if n == S.tag_few and name == "ELMo (scalar mix)":
                     continue
                 jobs += [(short, n, name, seed, S.tag_epochs, device) for seed in S.seeds]
-    runs, _ = map_jobs(_tagger_job, jobs, shared=shared, workers=workers)
+    runs = map_jobs(_tagger_job, jobs, shared=shared, workers=workers)
     return pd.DataFrame(runs)
 
 
