@@ -46,6 +46,8 @@ TABLES: dict[str, str] = {
     "transfer": "Adapting a pre-trained model: accuracy, trainable parameters and storage per task",
     "objectives": "Pre-training objectives at equal compute (chapter 8): losses, GLUE-lite average, cost",
     "probing": "Probes on frozen vectors: token accuracy %, selectivity, structural probe UUAS",
+    "claims": "The claims ledger: each paper's claim, our effect with its interval, the verdict "
+              "(companion.evaluate.claims)",
 }
 ROWS_DIR = Path(__file__).resolve().parent / "rows"
 ENV_DIR = "BOOK_TABLES_DIR"
