@@ -23,9 +23,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..train import TrainConfig
 from ..word2vec._loop import check_positive_ints
 from ._text import PAD
+from ._training import train_config
 from .infersent import NLIResult, train_nli
 
 __all__ = ["DAN", "DANConfig", "bigram_buckets", "train_dan"]
@@ -100,6 +100,5 @@ def train_dan(examples: Sequence[Any], config: DANConfig | None = None) -> NLIRe
     return train_nli(
         lambda vocab: DAN(len(vocab), config, vocab.stoi[PAD]), examples, mlp=config.mlp,
         n_classes=config.n_classes, batch_size=config.batch_size, max_len=config.max_len, seed=config.seed,
-        train=TrainConfig(epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device,
-                          clip_grad_norm=5.0, progress=False),
+        train=train_config(config),
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -24,30 +25,22 @@ from torch import nn
 
 from ..data.text import tokenize
 from ..data.vocab import Vocab
-from ..train import History, TrainConfig, fit
-from ..word2vec._loop import check_positive_ints
+from ..train import History, TrainConfig
 from ._text import OrderedSentences, sentence_vocab
+from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = ["FastSent", "FastSentConfig", "FastSentResult", "train_fastsent"]
 
 
-@dataclass
-class FastSentConfig:
-    """Attributes: dim (the paper: 100), autoencode (FastSent+AE), batch_size, min_count,
-    max_vocab, epochs, lr, seed, device."""
+@dataclass(kw_only=True)
+class FastSentConfig(EncoderTraining):
+    """Attributes: dim (the paper: 100), autoencode (FastSent+AE), and the training settings of
+    :class:`._training.EncoderTraining`."""
 
     dim: int = 100
     autoencode: bool = False
-    batch_size: int = 64
-    min_count: int = 2
-    max_vocab: int | None = 20_000
-    epochs: int = 1
-    lr: float = 1e-3
-    seed: int = 0
-    device: str | None = None
 
-    def validate(self) -> None:
-        check_positive_ints(self, ("dim", "batch_size", "min_count", "epochs"))
+    positive_ints: ClassVar[tuple[str, ...]] = ("dim", "batch_size", "min_count", "epochs")
 
 
 def _bags(rows: list[list[int]], device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -134,9 +127,7 @@ def train_fastsent(documents: Sequence[Sequence[str]], config: FastSentConfig | 
     corpus = OrderedSentences(documents)
     vocab = sentence_vocab(corpus.tokens, min_count=config.min_count, max_size=config.max_vocab)
     batches = make_batches(corpus, vocab, config)
-    torch.manual_seed(config.seed)
-    model = FastSent(len(vocab), config)
-    train = train or TrainConfig(epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device,
-                                 clip_grad_norm=None, progress=False)
-    hist = fit(model, batches, config=train, count_fn=lambda b: int(b["offsets"].numel()))
+    model, hist = fit_encoder(lambda: FastSent(len(vocab), config), batches,
+                              train or train_config(config, clip_grad_norm=None), seed=config.seed,
+                              count_fn=lambda b: int(b["offsets"].numel()))
     return FastSentResult(model, vocab, config, hist)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -27,8 +27,7 @@ from torch import nn
 
 from ..data.text import tokenize
 from ..data.vocab import Vocab
-from ..train import History, TrainConfig, fit
-from ..word2vec._loop import check_positive_ints
+from ..train import History
 from ._text import (
     BOS,
     EOS,
@@ -38,6 +37,7 @@ from ._text import (
     pad_batch,
     sentence_vocab,
 )
+from ._training import EncoderTraining, fit_encoder, train_config
 from .infersent import _pairs, nli_features
 
 __all__ = ["TASKS", "GenSen", "GenSenConfig", "GenSenResult", "train_gensen"]
@@ -45,26 +45,18 @@ __all__ = ["TASKS", "GenSen", "GenSenConfig", "GenSenResult", "train_gensen"]
 TASKS = ("next", "nli", "translate")
 
 
-@dataclass
-class GenSenConfig:
-    """Attributes: emb_dim, hidden (shared GRU), mlp (NLI head), n_classes, batch_size,
-    max_len, min_count, max_vocab, epochs, lr, seed, device."""
+@dataclass(kw_only=True)
+class GenSenConfig(EncoderTraining):
+    """Attributes: emb_dim, hidden (shared GRU), mlp (NLI head), n_classes, max_len, and the
+    training settings of :class:`._training.EncoderTraining`."""
 
     emb_dim: int = 100
     hidden: int = 300
     mlp: int = 256
     n_classes: int = 3
-    batch_size: int = 64
     max_len: int = 30
-    min_count: int = 2
-    max_vocab: int | None = 20_000
-    epochs: int = 1
-    lr: float = 1e-3
-    seed: int = 0
-    device: str | None = None
 
-    def validate(self) -> None:
-        check_positive_ints(self, ("emb_dim", "hidden", "mlp", "batch_size", "max_len", "min_count", "epochs"))
+    positive_ints: ClassVar[tuple[str, ...]] = ("emb_dim", "hidden", "mlp", "batch_size", "max_len", "min_count", "epochs")
 
 
 class _Decoder(nn.Module):
@@ -202,8 +194,6 @@ def train_gensen(*, documents: Sequence[Sequence[str]] | None = None, nli: Seque
         for group in zip_longest(*(task_batches(t, epoch) for t in tasks)):
             yield from (b for b in group if b is not None)
 
-    torch.manual_seed(config.seed)  # the initial weights (fit seeds only the steps after)
-    model = GenSen(len(vocab), config, tasks, pad, len(de_vocab) if de_vocab else None)
     losses: dict[str, list[float]] = {t: [] for t in tasks}
 
     def loss_fn(m: GenSen, batch: dict[str, Any]) -> torch.Tensor:
@@ -211,6 +201,6 @@ def train_gensen(*, documents: Sequence[Sequence[str]] | None = None, nli: Seque
         losses[batch["task"]].append(float(value.detach()))
         return value
 
-    hist = fit(model, batches, loss_fn=loss_fn, config=TrainConfig(
-        epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device, clip_grad_norm=5.0, progress=False))
+    model, hist = fit_encoder(lambda: GenSen(len(vocab), config, tasks, pad, len(de_vocab) if de_vocab else None),
+                              batches, train_config(config), seed=config.seed, loss_fn=loss_fn)
     return GenSenResult(model, vocab, config, tasks, hist, losses)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -31,9 +31,9 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..data.text import tokenize
 from ..data.vocab import Vocab
-from ..train import History, TrainConfig, fit
-from ..word2vec._loop import check_positive_ints
+from ..train import History, TrainConfig
 from ._text import PAD, pad_batch, sentence_vocab
+from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = [
     "POOLINGS",
@@ -49,30 +49,28 @@ __all__ = [
 POOLINGS = ("last", "mean", "max", "attention")
 
 
-@dataclass
-class InferSentConfig:
+@dataclass(kw_only=True)
+class InferSentConfig(EncoderTraining):
     """Attributes: emb_dim (300 GloVe in the paper), hidden (LSTM units per direction: 2,048 in
-    the paper), pooling, mlp (classifier hidden units, 512), n_classes, batch_size (64), max_len,
-    min_count, max_vocab, epochs, lr, seed, device."""
+    the paper), pooling, mlp (classifier hidden units, 512), n_classes, max_len, and the training
+    settings of :class:`._training.EncoderTraining` (batch_size 64 as the paper's; min_count 1,
+    epochs 5 here)."""
 
     emb_dim: int = 100
     hidden: int = 256
     pooling: str = "max"
     mlp: int = 512
     n_classes: int = 3
-    batch_size: int = 64
     max_len: int = 40
     min_count: int = 1
-    max_vocab: int | None = 20_000
     epochs: int = 5
-    lr: float = 1e-3
-    seed: int = 0
-    device: str | None = None
+
+    positive_ints: ClassVar[tuple[str, ...]] = ("emb_dim", "hidden", "mlp", "batch_size", "max_len", "min_count", "epochs")
 
     def validate(self) -> None:
         if self.pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
-        check_positive_ints(self, ("emb_dim", "hidden", "mlp", "batch_size", "max_len", "min_count", "epochs"))
+        super().validate()
         if not isinstance(self.n_classes, int) or self.n_classes < 2:
             raise ValueError(f"n_classes must be an int >= 2, got {self.n_classes!r}")
 
@@ -213,9 +211,6 @@ def train_nli(encoder_fn, examples: Sequence[Any], *, dim_of=lambda enc: enc.dim
     vocab = sentence_vocab([tokenize(s) for p in pairs for s in p[:2]], min_count=min_count, max_size=max_vocab)
     if max(p[2] for p in pairs) >= n_classes:
         raise ValueError(f"a label is >= n_classes ({n_classes})")
-    torch.manual_seed(seed)  # the initial weights (fit seeds only the steps after)
-    encoder = encoder_fn(vocab)
-    model = NLIClassifier(encoder, dim_of(encoder), mlp, n_classes)
     pad = vocab.stoi[PAD]
     enc = [(vocab.encode(tokenize(a)), vocab.encode(tokenize(b)), y) for a, b, y in pairs]
 
@@ -227,7 +222,11 @@ def train_nli(encoder_fn, examples: Sequence[Any], *, dim_of=lambda enc: enc.dim
             b, bl = pad_batch([c[1] for c in chunk], pad, max_len)
             yield {"a": a, "a_len": al, "b": b, "b_len": bl, "label": torch.tensor([c[2] for c in chunk])}
 
-    hist = fit(model, batches, config=train or TrainConfig(seed=seed, progress=False))
+    def build() -> NLIClassifier:
+        encoder = encoder_fn(vocab)
+        return NLIClassifier(encoder, dim_of(encoder), mlp, n_classes)
+
+    model, hist = fit_encoder(build, batches, train or TrainConfig(seed=seed, progress=False), seed=seed)
     return NLIResult(model, vocab, max_len, hist)
 
 
@@ -239,6 +238,5 @@ def train_infersent(examples: Sequence[Any], config: InferSentConfig | None = No
         lambda vocab: BiLSTMEncoder(len(vocab), config, vocab.stoi[PAD]), examples, mlp=config.mlp,
         n_classes=config.n_classes, batch_size=config.batch_size, max_len=config.max_len,
         min_count=config.min_count, max_vocab=config.max_vocab, seed=config.seed,
-        train=TrainConfig(epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device,
-                          clip_grad_norm=5.0, progress=False),
+        train=train_config(config),
     )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -31,15 +32,15 @@ from torch import nn
 
 from ..data.text import tokenize
 from ..data.vocab import Vocab
-from ..train import History, TrainConfig, fit
-from ..word2vec._loop import check_positive_ints
+from ..train import History, TrainConfig
 from ._text import PAD, GRUEncoder, OrderedSentences, pad_batch, sentence_vocab
+from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = ["QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "context_targets", "train_quickthoughts"]
 
 
-@dataclass
-class QuickThoughtsConfig:
+@dataclass(kw_only=True)
+class QuickThoughtsConfig(EncoderTraining):
     """Model and training settings (the paper: GRU 1,200/2,400 units, 300-d words, batch 400,
     context 1, Adam 5e-4; ours are smaller by default for CPUs).
 
@@ -48,24 +49,19 @@ class QuickThoughtsConfig:
         context: true context sentences on each side.
         batch_size: consecutive sentences per batch (the candidates).
         max_len: sentences are cut to this many tokens.
-        min_count, max_vocab: vocabulary.
-        epochs, lr, seed, device: training (:class:`companion.train.TrainConfig`).
+        min_count, max_vocab, epochs, lr, seed, device: see :class:`._training.EncoderTraining`.
     """
 
     emb_dim: int = 100
     hidden: int = 200
     context: int = 1
-    batch_size: int = 64
     max_len: int = 30
-    min_count: int = 2
-    max_vocab: int | None = 20_000
-    epochs: int = 1
     lr: float = 5e-4
-    seed: int = 0
-    device: str | None = None
+
+    positive_ints: ClassVar[tuple[str, ...]] = ("emb_dim", "hidden", "context", "max_len", "min_count", "epochs")
 
     def validate(self) -> None:
-        check_positive_ints(self, ("emb_dim", "hidden", "context", "max_len", "min_count", "epochs"))
+        super().validate()
         if not isinstance(self.batch_size, int) or self.batch_size < 2 * self.context + 1:
             raise ValueError(f"batch_size must be an int >= 2 * context + 1 = {2 * self.context + 1}, got {self.batch_size!r}")
 
@@ -152,9 +148,7 @@ def train_quickthoughts(documents: Sequence[Sequence[str]], config: QuickThought
     config.validate()
     corpus = OrderedSentences(documents)
     vocab = sentence_vocab(corpus.tokens, min_count=config.min_count, max_size=config.max_vocab)
-    torch.manual_seed(config.seed)  # the initial weights (fit seeds only the steps after)
-    model = QuickThoughts(len(vocab), config, vocab.stoi[PAD])
-    train = train or TrainConfig(epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device,
-                                 clip_grad_norm=5.0, progress=False)
-    hist = fit(model, make_batches(corpus, vocab, config.batch_size, config.max_len, config.seed), config=train)
+    model, hist = fit_encoder(lambda: QuickThoughts(len(vocab), config, vocab.stoi[PAD]),
+                              make_batches(corpus, vocab, config.batch_size, config.max_len, config.seed),
+                              train or train_config(config), seed=config.seed)
     return QuickThoughtsResult(model, vocab, config, hist)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -27,9 +28,9 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 from ..data.text import tokenize
 from ..data.vocab import Vocab
-from ..train import History, TrainConfig, fit
-from ..word2vec._loop import check_positive_ints
+from ..train import History, TrainConfig
 from ._text import BOS, EOS, PAD, pad_batch, sentence_vocab
+from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = ["SDAE", "SDAEConfig", "SDAEResult", "add_noise", "train_sdae"]
 
@@ -51,26 +52,21 @@ def add_noise(tokens: Sequence, p0: float, px: float, rng: random.Random) -> lis
     return kept
 
 
-@dataclass
-class SDAEConfig:
-    """Attributes: emb_dim, hidden (the paper: 2,400-unit LSTMs), p0, px (noise), batch_size,
-    max_len, min_count, max_vocab, epochs, lr, seed, device."""
+@dataclass(kw_only=True)
+class SDAEConfig(EncoderTraining):
+    """Attributes: emb_dim, hidden (the paper: 2,400-unit LSTMs), p0, px (noise), max_len, and
+    the training settings of :class:`._training.EncoderTraining`."""
 
     emb_dim: int = 100
     hidden: int = 200
     p0: float = 0.1
     px: float = 0.1
-    batch_size: int = 64
     max_len: int = 30
-    min_count: int = 2
-    max_vocab: int | None = 20_000
-    epochs: int = 1
-    lr: float = 1e-3
-    seed: int = 0
-    device: str | None = None
+
+    positive_ints: ClassVar[tuple[str, ...]] = ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs")
 
     def validate(self) -> None:
-        check_positive_ints(self, ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs"))
+        super().validate()
         _check_p("p0", self.p0)
         _check_p("px", self.px)
 
@@ -156,9 +152,7 @@ def train_sdae(sentences: Sequence[str], config: SDAEConfig | None = None, train
         raise TypeError("sentences must be strings")
     tokens = [t[: config.max_len - 1] for t in tokens if t]
     vocab = sentence_vocab(tokens, min_count=config.min_count, max_size=config.max_vocab)
-    torch.manual_seed(config.seed)  # the initial weights (fit seeds only the steps after)
-    model = SDAE(len(vocab), config, vocab.stoi[PAD])
-    train = train or TrainConfig(epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device,
-                                 clip_grad_norm=5.0, progress=False)
-    hist = fit(model, make_batches([vocab.encode(t) for t in tokens], vocab, config), config=train)
+    model, hist = fit_encoder(lambda: SDAE(len(vocab), config, vocab.stoi[PAD]),
+                              make_batches([vocab.encode(t) for t in tokens], vocab, config),
+                              train or train_config(config), seed=config.seed)
     return SDAEResult(model, vocab, config, hist)

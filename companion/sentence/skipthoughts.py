@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -35,8 +36,7 @@ from torch import nn
 
 from ..data.text import tokenize
 from ..data.vocab import Vocab
-from ..train import History, TrainConfig, fit
-from ..word2vec._loop import check_positive_ints
+from ..train import History, TrainConfig
 from ._text import (
     BOS,
     EOS,
@@ -46,13 +46,14 @@ from ._text import (
     pad_batch,
     sentence_vocab,
 )
+from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = ["SkipThoughts", "SkipThoughtsConfig", "SkipThoughtsResult", "fit_linear_map", "heldout_map_quality",
            "train_skipthoughts"]
 
 
-@dataclass
-class SkipThoughtsConfig:
+@dataclass(kw_only=True)
+class SkipThoughtsConfig(EncoderTraining):
     """Model and training settings (the paper: 620-d words, 2,400-unit GRUs, vocabulary 20,000,
     batch 128, Adam, two weeks on a GPU; ours are small by default for CPUs).
 
@@ -60,23 +61,14 @@ class SkipThoughtsConfig:
         emb_dim, hidden: word vector and GRU sizes (the embedding is ``hidden``-d).
         batch_size: (previous, sentence, next) triples per batch.
         max_len: sentences are cut to this many tokens.
-        min_count, max_vocab: vocabulary.
-        epochs, lr, seed, device: training (:class:`companion.train.TrainConfig`).
+        min_count, max_vocab, epochs, lr, seed, device: see :class:`._training.EncoderTraining`.
     """
 
     emb_dim: int = 100
     hidden: int = 200
-    batch_size: int = 64
     max_len: int = 30
-    min_count: int = 2
-    max_vocab: int | None = 20_000
-    epochs: int = 1
-    lr: float = 1e-3
-    seed: int = 0
-    device: str | None = None
 
-    def validate(self) -> None:
-        check_positive_ints(self, ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs"))
+    positive_ints: ClassVar[tuple[str, ...]] = ("emb_dim", "hidden", "batch_size", "max_len", "min_count", "epochs")
 
 
 class SkipThoughts(nn.Module):
@@ -229,9 +221,6 @@ def train_skipthoughts(documents: Sequence[Sequence[str]], config: SkipThoughtsC
     corpus = OrderedSentences(documents)
     vocab = sentence_vocab(corpus.tokens, min_count=config.min_count, max_size=config.max_vocab)
     batches = make_triples(corpus, vocab, config.batch_size, config.max_len, config.seed)
-    torch.manual_seed(config.seed)  # the initial weights (fit seeds only the steps after)
-    model = SkipThoughts(len(vocab), config, vocab.stoi[PAD])
-    train = train or TrainConfig(epochs=config.epochs, lr=config.lr, seed=config.seed, device=config.device,
-                                 clip_grad_norm=5.0, progress=False)
-    hist = fit(model, batches, config=train)
+    model, hist = fit_encoder(lambda: SkipThoughts(len(vocab), config, vocab.stoi[PAD]), batches,
+                              train or train_config(config), seed=config.seed)
     return SkipThoughtsResult(model, vocab, config, hist)
