@@ -3,7 +3,7 @@
 Training the MT-LSTM long enough to translate (a few passes over Multi30k) costs more than the
 chapter's whole laptop budget, so at ``laptop`` scale the notebook loads this checkpoint instead;
 ``ci`` and ``gpu`` train in the notebook. It is trained exactly as
-:func:`companion.contextual.chapter6b.train_cove` trains (Multi30k en -> de, frozen GloVe 6B 50d,
+:func:`companion.contextual.trainers.train_cove` trains (Multi30k en -> de, frozen GloVe 6B 50d,
 ``laptop`` sizes) and kept as bf16 safetensors *without* the frozen GloVe table (which the loader
 takes from ``load_glove_6b_50d``), with the German vocabulary, config, training losses, test
 BLEU and each file's sha256 (``checkpoints/ch06_cove_laptop/meta.json``).
@@ -37,7 +37,7 @@ def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop
     from safetensors.torch import save_file
 
     from ..data import load_glove_6b_50d
-    from . import chapter6b as c6
+    from . import trainers as c6
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 Chapter 11 probes the layers of every representation the book built; re-training the biLM in
 its notebook would cost most of its time budget. This module trains the biLM exactly as chapter
-6b does at ``laptop`` scale (:func:`companion.contextual.chapter6b.train_bilm`: Part II's
+6b does at ``laptop`` scale (:func:`companion.contextual.trainers.train_bilm`: Part II's
 corpus, char-CNN token layer with its LayerNorm, two LSTM layers of 128 cells projected to d=64,
 the softmax bias started at the log unigram frequencies, 350 steps) and
 keeps it as bf16 safetensors with its softmax vocabulary, config, measured held-out perplexity
@@ -42,7 +42,7 @@ def train_and_save(directory: str | os.PathLike = CKPT_DIR, scale: str = "laptop
     """Train chapter 6b's biLM at ``scale`` and store it in ``directory``; returns the meta."""
     from safetensors.torch import save_file
 
-    from . import chapter6b as c6
+    from . import trainers as c6
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

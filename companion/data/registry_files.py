@@ -5,7 +5,7 @@ Most sentence-level datasets (MR, SST, SICK, MRPC, CoNLL, Multi30k, ...) exist i
 registry, only as files in public repositories. :data:`_FILES` lists, per dataset, the repository
 at a pinned commit and each file's path there and sha256 (the same table as ``MANIFEST.tsv`` of the
 book's mirror; every sha256 was re-measured with ``sha256sum``). Each file becomes a
-:class:`~companion.data.registry.UrlSource` with
+:class:`~companion.data.sources.UrlSource` with
 
 * its canonical URL, the raw file at that commit (``raw.githubusercontent.com/OWNER/REPO/COMMIT/PATH``),
   for readers with internet, and
@@ -19,7 +19,7 @@ checked whatever the route, as for every other dataset.
 
 from __future__ import annotations
 
-from .registry import Dataset, FileSet, PipArchiveSource, PipFileSource, UrlSource, WheelFile
+from .sources import Dataset, FileSet, PipArchiveSource, PipFileSource, UrlSource, WheelFile
 
 _FILES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
     "senteval_mr": ("harvardnlp/sent-conv-torch/d61ded09c99c0199d8c5bca946cd65864de2b296", (
