@@ -17,12 +17,12 @@ parameters versus loss.
 
 from __future__ import annotations
 
-import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_int, check_like
 from ..transformer.attention import padding_mask
 from ..transformer.bert import BertEmbeddings, BertEncoder, BertForPreTraining, Pooler
-from ..transformer.blocks import Block, count_parameters
+from ..transformer.blocks import Block, activate, count_parameters
 from .harness import ModelSize, Vocab, init_model, non_embedding_parameters
 from .sentence_tasks import SentenceTask
 
@@ -34,8 +34,7 @@ class AlbertEncoder(BertEncoder):
 
     def __init__(self, config, embedding_size: int, share: bool = True):
         nn.Module.__init__(self)
-        if embedding_size < 1:
-            raise ValueError(f"embedding_size must be positive, got {embedding_size}")
+        check_int(embedding_size, "embedding_size")
         self.config = c = config
         self.embedding_size, self.share = embedding_size, share
         emb_cfg = type(c)(**{**c.__dict__, "d_model": embedding_size, "n_head": 1, "d_ff": None,
@@ -48,27 +47,27 @@ class AlbertEncoder(BertEncoder):
                   activation=c.activation, ln_eps=c.ln_eps) for _ in range(n_blocks))
 
     def forward(self, ids, segments=None, attention_mask=None):
-        if ids.shape[1] > self.config.max_len:
-            raise ValueError(f"sequence of {ids.shape[1]} tokens exceeds max_len={self.config.max_len}; truncate it")
+        x = self.project(self.embeddings(ids, segments))  # checks ids, segments and the length
+        check_like(attention_mask, "attention_mask", ids)
         mask = None if attention_mask is None or bool(attention_mask.all()) else padding_mask(attention_mask)
-        x = self.project(self.embeddings(ids, segments))
         for i in range(self.config.n_layer):
             x = self.blocks[0 if self.share else i](x, mask)
         return x
 
 
 class AlbertMLMHead(nn.Module):
-    """``H -> E`` dense, GeLU, LayerNorm, then the tied ``E``-wide token table."""
+    """``H -> E`` dense, the activation (GeLU), LayerNorm, then the tied ``E``-wide token table."""
 
-    def __init__(self, d_model: int, embedding: nn.Embedding, ln_eps: float = 1e-12):
+    def __init__(self, d_model: int, embedding: nn.Embedding, ln_eps: float = 1e-12, activation: str = "gelu"):
         super().__init__()
+        self.activation = activation
         self.dense = nn.Linear(d_model, embedding.embedding_dim)
         self.ln = nn.LayerNorm(embedding.embedding_dim, eps=ln_eps)
         self.decoder = nn.Linear(embedding.embedding_dim, embedding.num_embeddings)
         self.decoder.weight = embedding.weight
 
     def forward(self, hidden):
-        return self.decoder(self.ln(F.gelu(self.dense(hidden))))
+        return self.decoder(self.ln(activate(self.dense(hidden), self.activation)))
 
 
 class AlbertForPreTraining(BertForPreTraining):
@@ -79,7 +78,7 @@ class AlbertForPreTraining(BertForPreTraining):
         nn.Module.__init__(self)
         self.config = config
         self.encoder = AlbertEncoder(config, embedding_size, share)
-        self.mlm = AlbertMLMHead(config.d_model, self.encoder.embeddings.tok)
+        self.mlm = AlbertMLMHead(config.d_model, self.encoder.embeddings.tok, config.ln_eps, config.activation)
         self.pooler = Pooler(config.d_model)
         self.nsp = nn.Linear(config.d_model, 2)
 

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..transformer.bert import BertEncoder
-from ..transformer.blocks import Block
+from ..transformer.blocks import Activation, Block
 from .harness import MaskedLM, ModelSize, Vocab, init_model, non_embedding_parameters
 
 
@@ -38,13 +38,14 @@ class Generator(nn.Module):
     """A narrow BERT on the discriminator's embeddings: ``d -> d_gen`` map, ``n_layer`` post-LN
     blocks of width ``d_gen``, then a map back to ``d``, GeLU, LayerNorm and the tied softmax."""
 
-    def __init__(self, d_model: int, d_gen: int, n_layer: int, n_head: int, embedding: nn.Embedding):
+    def __init__(self, d_model: int, d_gen: int, n_layer: int, n_head: int, embedding: nn.Embedding,
+                 ln_eps: float = 1e-12):
         super().__init__()
         self.down = nn.Linear(d_model, d_gen)
-        self.blocks = nn.ModuleList(Block(d_gen, n_head, 4 * d_gen, pre_ln=False, ln_eps=1e-12)
+        self.blocks = nn.ModuleList(Block(d_gen, n_head, 4 * d_gen, pre_ln=False, ln_eps=ln_eps)
                                     for _ in range(n_layer))
         self.up = nn.Linear(d_gen, d_model)
-        self.ln = nn.LayerNorm(d_model, eps=1e-12)
+        self.ln = nn.LayerNorm(d_model, eps=ln_eps)
         self.embedding = embedding  # shared with the discriminator (not a copy)
         self.bias = nn.Parameter(torch.zeros(embedding.num_embeddings))
 
@@ -66,8 +67,10 @@ class Electra(nn.Module):
     def __init__(self, config, d_gen: int, gen_layers: int, gen_heads: int):
         super().__init__()
         self.discriminator = BertEncoder(config, seed=None)
-        self.generator = Generator(config.d_model, d_gen, gen_layers, gen_heads, self.discriminator.embeddings.tok)
-        self.head = nn.Sequential(nn.Linear(config.d_model, config.d_model), nn.GELU(),
+        self.generator = Generator(config.d_model, d_gen, gen_layers, gen_heads, self.discriminator.embeddings.tok,
+                                   config.ln_eps)
+        # HF's ElectraDiscriminatorPredictions applies hidden_act: the config's activation
+        self.head = nn.Sequential(nn.Linear(config.d_model, config.d_model), Activation(config.activation),
                                   nn.Linear(config.d_model, 1))
 
     def flop_parameters(self) -> int:

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_ids, check_int, check_like
 from ..device import get_device
 from ..transformer.attention import (
     KVCache,
@@ -38,11 +39,12 @@ from ..transformer.attention import (
 from ..transformer.blocks import (
     MLP,
     Block,
+    check_config,
     count_parameters,
     init_weights,
     position_embedding,
 )
-from ..transformer.gpt import sample_next
+from ..transformer.gpt import check_sampling, sample_next
 
 
 @dataclass
@@ -67,16 +69,9 @@ class Seq2SeqConfig:
     eos_id: int = 2             # generation stops after it
 
     def __post_init__(self):
-        for name in ("vocab_size", "max_len", "n_enc_layer", "n_dec_layer", "n_head", "d_model"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"Seq2SeqConfig.{name} must be a positive int, got {v!r}")
-        if self.d_model % self.n_head:
-            raise ValueError(f"d_model={self.d_model} must be divisible by n_head={self.n_head}")
-        self.d_ff = self.d_ff or 4 * self.d_model
-        for name in ("pad_id", "bos_id", "eos_id"):
-            if not 0 <= getattr(self, name) < self.vocab_size:
-                raise ValueError(f"{name}={getattr(self, name)} is outside the vocabulary (size {self.vocab_size})")
+        check_config("Seq2SeqConfig", self, ("vocab_size", "max_len", "n_enc_layer", "n_dec_layer", "n_head", "d_model"),
+                     ("pad_id", "bos_id", "eos_id"))
+        self.d_ff = 4 * self.d_model if self.d_ff is None else self.d_ff
 
 
 class CrossAttention(nn.Module):
@@ -217,6 +212,8 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Encoder output ``[B, S, d]`` of source ids ``[B, S]`` (``src_mask`` 1 = real token)."""
+        check_ids(src, "src", self.config.vocab_size)
+        check_like(src_mask, "src_mask", src, "src")
         self._check_len(src.shape[1], "source")
         pos = torch.arange(src.shape[1], device=src.device)
         return self.run_encoder(self.drop(self.embed(src) + self.enc_pos(pos)), src_mask)
@@ -224,6 +221,7 @@ class Seq2Seq(nn.Module):
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor | list, src_mask: torch.Tensor | None = None,
                cache: KVCache | None = None) -> torch.Tensor:
         """Decoder hidden states ``[B, T, d]`` of target ids ``[B, T]`` (after any cached ones)."""
+        check_ids(tgt, "tgt", self.config.vocab_size)
         past = cache.length if cache is not None else 0
         self._check_len(past + tgt.shape[1], "target")
         pos = torch.arange(past, past + tgt.shape[1], device=tgt.device)
@@ -257,10 +255,13 @@ class Seq2Seq(nn.Module):
         ``use_cache=False`` re-runs the decoder over the whole prefix every step (for the test
         that both paths agree)."""
         c = self.config
-        if src.dim() != 2:
-            raise ValueError(f"src must be [batch, length] ids, got shape {tuple(src.shape)}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        check_ids(src, "src", c.vocab_size)
+        check_int(max_new_tokens, "max_new_tokens")
+        check_sampling(temperature, top_k, None)
+        if prefix is not None:
+            check_ids(prefix, "prefix", c.vocab_size)
+            if len(prefix) != len(src) or prefix.shape[1] == 0:
+                raise ValueError(f"prefix must be [batch={len(src)}, length >= 1] ids, got shape {tuple(prefix.shape)}")
         B = src.shape[0]
         out = prefix if prefix is not None else torch.full((B, 1), c.bos_id, dtype=torch.long, device=src.device)
         if out.shape[1] + max_new_tokens - 1 > c.max_len:

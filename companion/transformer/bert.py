@@ -23,9 +23,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_ids, check_like
 from ..device import get_device
 from .attention import padding_mask
-from .blocks import Block, count_parameters, init_weights, position_embedding
+from .blocks import (
+    Block,
+    activate,
+    check_config,
+    count_parameters,
+    init_weights,
+    position_embedding,
+)
 
 
 @dataclass
@@ -53,17 +61,10 @@ class BertConfig:
     mask_id: int = 4
 
     def __post_init__(self):
-        for name in ("vocab_size", "max_len", "type_vocab_size", "n_layer", "n_head", "d_model"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"BertConfig.{name} must be a positive int, got {v!r}")
-        if self.d_model % self.n_head:
-            raise ValueError(f"d_model={self.d_model} must be divisible by n_head={self.n_head}")
-        self.d_ff = self.d_ff or 4 * self.d_model
+        check_config("BertConfig", self, ("vocab_size", "max_len", "type_vocab_size", "n_layer", "n_head", "d_model"),
+                     ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"))
+        self.d_ff = 4 * self.d_model if self.d_ff is None else self.d_ff
         self.attn_dropout = self.dropout if self.attn_dropout is None else self.attn_dropout
-        for name in ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"):
-            if not 0 <= getattr(self, name) < self.vocab_size:
-                raise ValueError(f"{name}={getattr(self, name)} is outside the vocabulary (size {self.vocab_size})")
 
     @property
     def special_ids(self) -> tuple[int, ...]:
@@ -80,8 +81,16 @@ class BertEmbeddings(nn.Module):
         self.seg = nn.Embedding(c.type_vocab_size, c.d_model)
         self.ln = nn.LayerNorm(c.d_model, eps=c.ln_eps)
         self.drop = nn.Dropout(c.dropout)
+        self.config = c
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None) -> torch.Tensor:
+        c = self.config
+        check_ids(ids, "ids", c.vocab_size)
+        if ids.shape[1] > c.max_len:
+            raise ValueError(f"sequence of {ids.shape[1]} tokens exceeds max_len={c.max_len}; truncate it")
+        if segments is not None:
+            check_like(segments, "segments", ids)
+            check_ids(segments, "segments", c.type_vocab_size, "type_vocab_size")
         segments = torch.zeros_like(ids) if segments is None else segments
         pos = torch.arange(ids.shape[1], device=ids.device)
         return self.drop(self.ln(self.tok(ids) + self.seg(segments) + self.pos(pos)))
@@ -107,10 +116,9 @@ class BertEncoder(nn.Module):
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """``ids [B, T]``; ``segments`` 0/1 per token; ``attention_mask`` 1 = real token, 0 = pad."""
-        if ids.shape[1] > self.config.max_len:
-            raise ValueError(f"sequence of {ids.shape[1]} tokens exceeds max_len={self.config.max_len}; truncate it")
+        x = self.embeddings(ids, segments)  # checks ids and segments
+        check_like(attention_mask, "attention_mask", ids)
         mask = None if attention_mask is None or bool(attention_mask.all()) else padding_mask(attention_mask)
-        x = self.embeddings(ids, segments)
         for block in self.blocks:
             x = block(x, mask)
         return x
@@ -136,7 +144,8 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) 
 
 
 class MLMHead(nn.Module):
-    """dense + GELU + LayerNorm, then the output layer tied to the token embeddings (+ a bias)."""
+    """dense + the config's activation (GELU for BERT) + LayerNorm, then the output layer tied to
+    the token embeddings (+ a bias): HF's ``BertPredictionHeadTransform`` applies ``hidden_act``."""
 
     def __init__(self, c: BertConfig, embedding: nn.Embedding):
         super().__init__()
@@ -147,8 +156,7 @@ class MLMHead(nn.Module):
         self.decoder.weight = embedding.weight
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        h = F.gelu(self.dense(hidden), approximate="tanh" if self.activation == "gelu_tanh" else "none")
-        return self.decoder(self.ln(h))
+        return self.decoder(self.ln(activate(self.dense(hidden), self.activation)))
 
 
 def mask_tokens(ids: torch.Tensor, config: BertConfig, *, attention_mask: torch.Tensor | None = None,

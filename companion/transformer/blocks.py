@@ -22,9 +22,42 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_finite, check_optional_size, check_rate
 from .attention import KVCache, MultiHeadAttention
 
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu")
+POSITIONS = ("learned", "sinusoidal")
+
+
+def check_config(owner: str, c, sizes: tuple[str, ...], special: tuple[str, ...] = ()) -> None:
+    """What a GPT, BERT or encoder-decoder config must hold: positive int ``sizes``, ``d_model``
+    divisible by ``n_head``, ``d_ff`` (None = ``4 * d_model``; 0 or a negative size is refused),
+    dropout rates in [0, 1], a known activation and position kind, a positive LayerNorm epsilon,
+    and ``special`` ids inside the vocabulary. Raises ``ValueError`` naming ``owner.field``."""
+    for name in sizes:
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{owner}.{name} must be a positive int, got {v!r}")
+    if c.d_model % c.n_head:
+        raise ValueError(f"d_model={c.d_model} must be divisible by n_head={c.n_head}")
+    check_optional_size(c.d_ff, f"{owner}.d_ff", "4 * d_model")
+    check_rate(c.dropout, f"{owner}.dropout")
+    if getattr(c, "attn_dropout", None) is not None:
+        check_rate(c.attn_dropout, f"{owner}.attn_dropout")
+    if c.activation not in ACTIVATIONS:
+        raise ValueError(f"{owner}.activation must be one of {ACTIVATIONS}, got {c.activation!r}")
+    if c.positions not in POSITIONS:
+        raise ValueError(f"{owner}.positions must be one of {POSITIONS}, got {c.positions!r}")
+    if c.positions == "sinusoidal" and c.d_model % 2:
+        raise ValueError(f"{owner}: sinusoidal positions need an even d_model, got d_model={c.d_model}")
+    check_finite(c.ln_eps, f"{owner}.ln_eps")
+    if c.ln_eps == 0:
+        raise ValueError(f"{owner}.ln_eps must be > 0, got 0")
+    for name in special:
+        v = getattr(c, name)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < c.vocab_size:
+            raise ValueError(f"{owner}.{name}={v!r} is outside the vocabulary (size {c.vocab_size}); "
+                             f"expected an int id in [0, {c.vocab_size})")
 
 
 class MLP(nn.Module):
@@ -44,12 +77,31 @@ class MLP(nn.Module):
         self.drop = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.fc(x)
-        if self.activation == "relu":
-            h = F.relu(h)
-        else:
-            h = F.gelu(h, approximate="tanh" if self.activation == "gelu_tanh" else "none")
-        return self.drop(self.proj(h))
+        return self.drop(self.proj(activate(self.fc(x), self.activation)))
+
+
+def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
+    """One of :data:`ACTIVATIONS` applied to ``h``: the MLP's and the heads' (BERT's MLM transform,
+    ELECTRA's discriminator) so that a config's ``activation`` reaches every layer HF applies it in."""
+    if activation == "relu":
+        return F.relu(h)
+    return F.gelu(h, approximate="tanh" if activation == "gelu_tanh" else "none")
+
+
+class Activation(nn.Module):
+    """:func:`activate` as a module (no parameters), for ``nn.Sequential`` heads."""
+
+    def __init__(self, activation: str = "gelu"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation {activation!r} is unknown; use one of {ACTIVATIONS}")
+        self.activation = activation
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return activate(h, self.activation)
+
+    def extra_repr(self) -> str:
+        return self.activation
 
 
 class Block(nn.Module):

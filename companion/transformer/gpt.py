@@ -21,19 +21,28 @@ top of the vocabulary (``GPTConfig.start_id``...).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_finite, check_ids, check_int
 from ..device import get_device
 from ..word2vec._loop import intra_op_threads
 from .attention import KVCache
-from .blocks import Block, count_parameters, init_weights, position_embedding
+from .blocks import (
+    Block,
+    check_config,
+    count_parameters,
+    init_weights,
+    position_embedding,
+)
 from .loss import linear_cross_entropy
 
 TASKS = ("classification", "entailment", "similarity", "multiple_choice")
+MIN_TEMPERATURE = 1e-6  # the smallest non-zero sampling temperature (logits / T stays finite)
 SMALL_DECODE = 4096  # batch x d_model up to which a cached CPU generation step uses one thread
 
 
@@ -64,19 +73,13 @@ class GPTConfig:
     extract_id: int | None = None
 
     def __post_init__(self):
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"GPTConfig.{name} must be a positive int, got {v!r}")
-        if self.d_model % self.n_head:
-            raise ValueError(f"d_model={self.d_model} must be divisible by n_head={self.n_head}")
-        self.d_ff = self.d_ff or 4 * self.d_model
-        self.attn_dropout = self.dropout if self.attn_dropout is None else self.attn_dropout
-        for i, name in enumerate(("start_id", "delim_id", "extract_id")):
-            if getattr(self, name) is None:
+        specials = ("start_id", "delim_id", "extract_id")
+        for i, name in enumerate(specials):
+            if getattr(self, name) is None and isinstance(self.vocab_size, int):
                 setattr(self, name, self.vocab_size - 3 + i)
-            if not 0 <= getattr(self, name) < self.vocab_size:
-                raise ValueError(f"{name}={getattr(self, name)} is outside the vocabulary (size {self.vocab_size})")
+        check_config("GPTConfig", self, ("vocab_size", "block_size", "n_layer", "n_head", "d_model"), specials)
+        self.d_ff = 4 * self.d_model if self.d_ff is None else self.d_ff
+        self.attn_dropout = self.dropout if self.attn_dropout is None else self.attn_dropout
 
 
 class GPT(nn.Module):
@@ -114,6 +117,11 @@ class GPT(nn.Module):
 
     def hidden(self, ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """Final hidden states ``[B, T, d]`` of token ids ``[B, T]`` (after ``ln_f``)."""
+        check_ids(ids, "ids", self.config.vocab_size)
+        return self._hidden(ids, cache)
+
+    def _hidden(self, ids: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """:meth:`hidden` without the id check (generation checks its prompt once)."""
         T = ids.shape[1]
         past = cache.length if cache is not None else 0
         if past + T > self.config.block_size:
@@ -164,10 +172,11 @@ class GPT(nn.Module):
         the newest token and reads the others' keys and values from a :class:`KVCache`.
         ``return_logits=True`` also returns the ``[B, max_new_tokens, V]`` next-token logits.
         """
-        if ids.dim() != 2 or ids.shape[1] == 0:
+        check_ids(ids, "ids", self.config.vocab_size)
+        if ids.shape[1] == 0 or ids.shape[0] == 0:
             raise ValueError(f"ids must be a non-empty [batch, length] tensor, got shape {tuple(ids.shape)}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        check_int(max_new_tokens, "max_new_tokens", 0)
+        check_sampling(temperature, top_k, top_p)
         if use_cache and ids.shape[1] + max_new_tokens > self.config.block_size:
             raise ValueError(f"{ids.shape[1]} + {max_new_tokens} tokens exceed block_size="
                              f"{self.config.block_size}; generate fewer or pass use_cache=False (which crops)")
@@ -183,18 +192,21 @@ class GPT(nn.Module):
             for _ in range(max_new_tokens):
                 context = step_input if use_cache else out[:, -self.config.block_size:]
                 # only the last position's logits are needed (both paths): the cache is what differs
-                logits = self.lm_head(self.hidden(context, cache)[:, -1]).float()
+                logits = self.lm_head(self._hidden(context, cache)[:, -1]).float()
                 all_logits.append(logits)
                 nxt = sample_next(logits, temperature, top_k, top_p, generator)
                 out = torch.cat([out, nxt], dim=1)
                 step_input = nxt
         self.train(was_training)
-        return (out, torch.stack(all_logits, 1)) if return_logits else out
+        if not return_logits:
+            return out
+        return out, (torch.stack(all_logits, 1) if all_logits else ids.new_zeros((len(ids), 0, self.config.vocab_size), dtype=torch.float))
 
 
 def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
                 top_p: float | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
     """One token id per row ``[B, 1]`` from next-token logits ``[B, V]``."""
+    check_sampling(temperature, top_k, top_p)
     if temperature == 0:
         return logits.argmax(-1, keepdim=True)
     logits = logits / temperature
@@ -202,14 +214,27 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
         kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
     if top_p is not None:
-        if not 0 < top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
         sorted_logits, order = logits.sort(dim=-1, descending=True)
         cum = sorted_logits.softmax(-1).cumsum(-1)
         drop = cum - sorted_logits.softmax(-1) >= top_p  # tokens after the nucleus is full
         logits = logits.scatter(-1, order, sorted_logits.masked_fill(drop, float("-inf")))
     probs = logits.softmax(-1)
     return torch.multinomial(probs, 1, generator=generator)
+
+
+def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
+    """``temperature`` 0 (greedy) or a finite number >= :data:`MIN_TEMPERATURE`, ``top_k`` None or an
+    int >= 1, ``top_p`` None or a number in (0, 1]; ``ValueError`` otherwise (a NaN temperature
+    would sample from NaN probabilities, a tiny one overflow ``logits / T``, a ``top_k`` of 0 keep
+    no token)."""
+    check_finite(temperature, "temperature")
+    if 0 < temperature < MIN_TEMPERATURE:
+        raise ValueError(f"temperature must be 0 (greedy) or >= {MIN_TEMPERATURE:g} (below it logits / T "
+                         f"overflows float32), got {temperature!r}")
+    if top_k is not None:
+        check_int(top_k, "top_k")
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, numbers.Real) or not 0 < top_p <= 1):
+        raise ValueError(f"top_p must be None or a number in (0, 1], got {top_p!r}")
 
 
 # ------------------------------------------------------------------------------ fine-tuning

@@ -1,0 +1,87 @@
+"""Argument checks shared by the public entry points of Part II (tokenizers, Transformer models
+and their configs, generation, sentence encoders, the Hugging Face import/export).
+
+Each check raises a ``ValueError`` (a wrong value) or a ``TypeError`` (a wrong kind of object)
+whose message names the argument, what it got and what it expects. The tensor checks cost one
+reduction and one host sync per call (a ``min``/``max`` of the ids), so models run them once per
+forward, never inside a loop over positions.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+__all__ = ["check_finite", "check_ids", "check_int", "check_like", "check_optional_size", "check_rate", "check_texts"]
+
+
+def check_int(value: Any, name: str, minimum: int = 1) -> int:
+    """``value`` as an int ``>= minimum`` (a bool is not an int here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
+    return value
+
+
+def check_optional_size(value: Any, name: str, default: str) -> None:
+    """``None`` (meaning ``default``, described in words) or a positive int; 0 is not a size."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{name} must be a positive int, or None for the default ({default}), got {value!r}")
+
+
+def check_rate(value: Any, name: str) -> None:
+    """A probability in ``[0, 1]`` (dropout rates; NaN is refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+
+
+def check_ids(ids: Any, name: str, vocab_size: int, what: str = "the vocabulary size", dim: int = 2) -> None:
+    """``ids`` is an integer tensor of ``dim`` dimensions whose values lie in ``[0, vocab_size)``.
+
+    One ``aminmax`` and one host sync: cheap enough for every forward pass."""
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer ids (torch.long), got dtype {ids.dtype}")
+    if ids.dim() != dim:
+        shape = "[batch, length]" if dim == 2 else f"{dim}-D"
+        hint = "; add a batch dimension with ids[None]" if dim == 2 and ids.dim() == 1 else ""
+        raise ValueError(f"{name} must be a {shape} tensor, got shape {tuple(ids.shape)}{hint}")
+    if ids.numel() == 0:
+        return
+    lo, hi = torch.aminmax(ids)
+    if bool((lo < 0) | (hi >= vocab_size)):
+        bad = int(lo) if int(lo) < 0 else int(hi)
+        raise ValueError(f"{name} holds {bad}, outside [0, {vocab_size}) ({what} is {vocab_size})")
+
+
+def check_like(t: Any, name: str, ids: torch.Tensor, ids_name: str = "ids") -> None:
+    """``t`` is ``None`` or a tensor of exactly ``ids``' shape (segments, attention masks)."""
+    if t is None:
+        return
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor shaped like {ids_name}, got {type(t).__name__}")
+    if t.shape != ids.shape:
+        raise ValueError(f"{name} must have the shape of {ids_name}, {tuple(ids.shape)}, got {tuple(t.shape)}")
+
+
+def check_texts(texts: Any, name: str = "sentences") -> None:
+    """A list (or tuple) of strings; one string is refused (it would be read as its characters)."""
+    if isinstance(texts, str):
+        raise TypeError(f"{name} must be a list of strings, got one string ({texts[:40]!r}); wrap it: [text]")
+    if not isinstance(texts, Sequence):
+        raise TypeError(f"{name} must be a list of strings, got {type(texts).__name__}")
+    for i, s in enumerate(texts):
+        if not isinstance(s, str):
+            raise TypeError(f"{name}[{i}] must be a str, got {type(s).__name__} {s!r}")
+
+
+def check_finite(value: Any, name: str, minimum: float = 0.0) -> None:
+    """A finite real number ``>= minimum`` (temperatures)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < minimum:
+        raise ValueError(f"{name} must be a finite number >= {minimum:g}, got {value!r}")

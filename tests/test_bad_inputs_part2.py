@@ -1,0 +1,201 @@
+"""Part II's public entry points under bad input: each raises a ValueError/TypeError that names
+the argument, what it got and what it expects, and never answers silently wrong."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from companion.pretraining.seq2seq import Seq2Seq, Seq2SeqConfig
+from companion.transformer import GPT, BertConfig, BertEncoder, BertForPreTraining, GPTConfig, sample_next
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+FAST = settings(max_examples=25, deadline=None)
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    return GPT(GPTConfig(vocab_size=50, block_size=16, n_layer=1, n_head=2, d_model=16)).eval()
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return BertForPreTraining(BertConfig(vocab_size=50, max_len=16, n_layer=1, n_head=2, d_model=16)).eval()
+
+
+# ------------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize("cls", [GPTConfig, BertConfig, Seq2SeqConfig])
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("d_ff", -8, "d_ff must be a positive int, or None"),
+    ("d_ff", 0, "d_ff must be a positive int, or None"),
+    ("d_ff", 2.5, "d_ff must be a positive int"),
+    ("d_model", 0, "d_model must be a positive int, got 0"),
+    ("n_head", -1, "n_head must be a positive int, got -1"),
+    ("vocab_size", True, "vocab_size must be a positive int, got True"),
+    ("dropout", 1.5, r"dropout must be a number in \[0, 1\], got 1.5"),
+    ("dropout", float("nan"), "dropout must be a number in"),
+    ("activation", "swish", "activation must be one of"),
+    ("positions", "rotary", "positions must be one of"),
+    ("ln_eps", 0.0, "ln_eps must be > 0"),
+    ("ln_eps", -1e-5, "ln_eps must be a finite number"),
+])
+def test_config_fields_are_checked_by_name(cls, field, value, match):
+    with pytest.raises(ValueError, match=match) as err:
+        cls(**{field: value})
+    assert cls.__name__ in str(err.value) or field == "d_model"
+
+
+@pytest.mark.parametrize("cls", [GPTConfig, BertConfig, Seq2SeqConfig])
+def test_d_ff_none_means_four_d_model_and_explicit_sizes_are_kept(cls):
+    assert cls(d_model=16, n_head=2).d_ff == 64
+    assert cls(d_model=16, n_head=2, d_ff=24).d_ff == 24
+    c = cls(d_model=16, n_head=2)
+    assert type(c)(**c.__dict__) == c  # a stored (resolved) config rebuilds unchanged
+
+
+def test_special_ids_must_be_ints_inside_the_vocabulary():
+    with pytest.raises(ValueError, match=r"BertConfig.mask_id=100 is outside the vocabulary \(size 100\)"):
+        BertConfig(mask_id=100)
+    with pytest.raises(ValueError, match="BertConfig.pad_id=None"):
+        BertConfig(pad_id=None)
+    with pytest.raises(ValueError, match="GPTConfig.start_id=-1"):
+        GPTConfig(start_id=-1)
+    with pytest.raises(ValueError, match="GPTConfig.start_id=-1 is outside the vocabulary"):
+        GPTConfig(vocab_size=2)  # too small for the three reserved ids
+    with pytest.raises(ValueError, match="sinusoidal positions need an even d_model"):
+        BertConfig(positions="sinusoidal", d_model=9, n_head=1)
+
+
+# ------------------------------------------------------------------------------ token ids
+
+
+def test_gpt_rejects_ids_outside_the_vocabulary(gpt):
+    with pytest.raises(ValueError, match=r"ids holds 50, outside \[0, 50\) \(the vocabulary size is 50\)"):
+        gpt(torch.tensor([[1, 2, 50]]))
+    with pytest.raises(ValueError, match=r"ids holds -3, outside \[0, 50\)"):
+        gpt.loss(torch.tensor([[1, -3, 4, 5]]))
+    with pytest.raises(ValueError, match=r"shape \(3,\); add a batch dimension"):
+        gpt(torch.tensor([1, 2, 3]))
+    with pytest.raises(TypeError, match="ids must hold integer ids .*float32"):
+        gpt(torch.zeros(1, 3))
+    with pytest.raises(TypeError, match="ids must be a torch.Tensor of token ids, got list"):
+        gpt([[1, 2]])
+
+
+def test_bert_rejects_bad_ids_segments_and_masks(bert):
+    ids = torch.tensor([[2, 7, 8, 3]])
+    with pytest.raises(ValueError, match=r"ids holds 50, outside \[0, 50\)"):
+        bert(torch.tensor([[2, 50, 3]]))
+    with pytest.raises(ValueError, match=r"ids must be a \[batch, length\] tensor, got shape \(4,\)"):
+        bert(ids[0])
+    with pytest.raises(ValueError, match=r"segments holds 2, outside \[0, 2\) \(type_vocab_size is 2\)"):
+        bert(ids, torch.tensor([[0, 0, 1, 2]]))
+    with pytest.raises(ValueError, match=r"segments must have the shape of ids, \(1, 4\), got \(1, 3\)"):
+        bert(ids, torch.tensor([[0, 0, 1]]))
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of ids, \(1, 4\), got \(4,\)"):
+        bert(ids, None, torch.ones(4))
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of ids, \(1, 4\), got \(1, 5\)"):
+        bert(ids, None, torch.ones(1, 5))
+    with pytest.raises(ValueError, match="exceeds max_len=16"):
+        bert(torch.full((1, 17), 5))
+
+
+@FAST
+@given(st.lists(st.integers(-5, 60), min_size=1, max_size=12))
+def test_any_id_list_is_either_run_or_refused_by_name(ids):
+    """No id raises an IndexError or runs silently: in-range rows run, the others name the id."""
+    m = _tiny_bert()
+    x = torch.tensor([ids])
+    if all(0 <= i < 50 for i in ids):
+        assert m(x).shape == (1, len(ids), 16)
+    else:
+        bad = min(ids) if min(ids) < 0 else max(ids)
+        with pytest.raises(ValueError, match=f"ids holds {bad}, outside"):
+            m(x)
+
+
+_BERT: list = []
+
+
+def _tiny_bert() -> BertEncoder:
+    if not _BERT:
+        _BERT.append(BertEncoder(BertConfig(vocab_size=50, max_len=16, n_layer=1, n_head=2, d_model=16)).eval())
+    return _BERT[0]
+
+
+def test_valid_inputs_give_the_same_outputs_as_before(bert):
+    """The checks only read the inputs: a valid batch gives bit-identical logits twice over."""
+    ids = torch.tensor([[2, 7, 8, 3, 0], [2, 9, 3, 0, 0]])
+    am = (ids != 0).long()
+    a = bert(ids, torch.zeros_like(ids), am)[0]
+    b = bert(ids, None, am)[0]
+    assert torch.equal(a, b)
+
+
+def test_seq2seq_rejects_bad_ids():
+    m = Seq2Seq(Seq2SeqConfig(vocab_size=20, max_len=8, n_enc_layer=1, n_dec_layer=1, n_head=2, d_model=8)).eval()
+    src = torch.tensor([[3, 4, 5]])
+    with pytest.raises(ValueError, match=r"src holds 20, outside \[0, 20\)"):
+        m.encode(torch.tensor([[3, 20]]))
+    with pytest.raises(ValueError, match=r"src_mask must have the shape of src, \(1, 3\), got \(1, 2\)"):
+        m.encode(src, torch.ones(1, 2))
+    with pytest.raises(ValueError, match=r"tgt holds 25"):
+        m(src, torch.tensor([[1, 25]]))
+    with pytest.raises(ValueError, match="max_new_tokens must be an int >= 1, got 0"):
+        m.generate(src, 0)
+    with pytest.raises(ValueError, match="top_k must be an int >= 1, got 0"):
+        m.generate(src, 3, temperature=1.0, top_k=0)
+    with pytest.raises(ValueError, match=r"prefix must be \[batch=1, length >= 1\] ids"):
+        m.generate(src, 3, prefix=torch.ones(2, 1, dtype=torch.long))
+
+
+# ------------------------------------------------------------------------------ generation
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"temperature": float("nan")}, "temperature must be a finite number >= 0, got nan"),
+    ({"temperature": float("inf")}, "temperature must be a finite number >= 0, got inf"),
+    ({"temperature": -0.5}, "temperature must be a finite number >= 0, got -0.5"),
+    ({"top_k": 0}, "top_k must be an int >= 1, got 0"),
+    ({"top_k": -2}, "top_k must be an int >= 1, got -2"),
+    ({"top_p": 0.0}, r"top_p must be None or a number in \(0, 1\], got 0.0"),
+    ({"top_p": float("nan")}, "top_p must be None or a number in"),
+])
+def test_generate_rejects_bad_sampling_settings(gpt, kw, match):
+    with pytest.raises(ValueError, match=match):
+        gpt.generate(torch.tensor([[1, 2]]), 3, **kw)
+    with pytest.raises(ValueError, match=match):
+        sample_next(torch.zeros(1, 50), **{"temperature": 1.0, **kw})
+
+
+def test_generate_rejects_bad_prompts_and_lengths(gpt):
+    with pytest.raises(TypeError, match="top_k must be an int >= 1, got float 2.5"):
+        gpt.generate(torch.tensor([[1, 2]]), 3, top_k=2.5)
+    with pytest.raises(ValueError, match=r"ids holds 77, outside \[0, 50\)"):
+        gpt.generate(torch.tensor([[1, 77]]), 3)
+    with pytest.raises(ValueError, match=r"add a batch dimension"):
+        gpt.generate(torch.tensor([1, 2]), 3)
+    with pytest.raises(ValueError, match="max_new_tokens must be an int >= 0, got -1"):
+        gpt.generate(torch.tensor([[1, 2]]), -1)
+    out, logits = gpt.generate(torch.tensor([[1, 2]]), 0, return_logits=True)
+    assert out.tolist() == [[1, 2]] and logits.shape == (1, 0, 50)
+
+
+@FAST
+@given(st.floats(allow_nan=True, allow_infinity=True), st.one_of(st.none(), st.integers(-3, 60)))
+def test_any_sampling_setting_is_either_valid_or_refused(temperature, top_k):
+    logits = torch.linspace(-1, 1, 50)[None]
+    g = torch.Generator().manual_seed(0)
+    ok = (temperature == 0 or (math.isfinite(temperature) and temperature >= 1e-6)) and (top_k is None or top_k >= 1)
+    if ok:
+        nxt = sample_next(logits, temperature, top_k, generator=g)
+        assert 0 <= int(nxt) < 50
+    else:
+        with pytest.raises(ValueError, match="temperature|top_k"):
+            sample_next(logits, temperature, top_k, generator=g)
