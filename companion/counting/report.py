@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from companion import plot
+from companion.portable import round_digits
 
 from .kneser_ney import KneserNey, ModifiedKneserNey
 from .ngram import NGramCounts
@@ -220,14 +221,16 @@ def prefix_table(res, counts: np.ndarray, word: str, lengths: Sequence[int] = (2
 
 def glue_all(**values) -> None:
     """``myst_nb.glue`` each value under its name (not displayed), as a plain Python number or
-    string, so that ``{glue:text}`name:.1f``` formats it in the prose."""
+    string, so that ``{glue:text}`name:.1f``` formats it in the prose. Floats are stored to
+    ``MAX_DIGITS`` significant digits (:func:`companion.portable.round_digits`): a glue record is
+    a compared output, and its last digits would differ from one CPU to another."""
     from myst_nb import glue
 
     for name, value in values.items():
         if isinstance(value, (np.integer, int)) and not isinstance(value, bool):
             value = int(value)
         elif isinstance(value, (np.floating, float)):
-            value = float(value)
+            value = round_digits(value)
         elif not isinstance(value, str):
             raise TypeError(f"glue_all: {name} must be a number or a string, got {type(value).__name__}")
         glue(name, value, display=False)

@@ -36,6 +36,8 @@ import textwrap
 from collections import Counter
 from typing import Any, Callable
 
+import numpy as np
+
 from .core import (
     _MISSING,
     FUNCTION_KINDS,
@@ -45,6 +47,7 @@ from .core import (
     Exercise,
     UnknownExerciseError,
     _is_real,
+    _short,
     compare,
     normalise_choice,
     numeric_gradient,
@@ -247,7 +250,8 @@ def _check_prediction(ex: Exercise, prediction: Any, measured: Any) -> CheckResu
 
 
 def _fmt(value: Any) -> str:
-    return repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    text = _short.repr(value) if isinstance(value, (float, np.floating)) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _tolerance_text(ex: Exercise) -> str:

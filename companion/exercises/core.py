@@ -50,6 +50,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..portable import MAX_DIGITS, excess_digits, short
+
 ID_PATTERN = re.compile(r"^ch\d\d\.[a-z_][a-z0-9_]*$")
 KINDS = ("implement", "debug", "derive", "predict", "concept", "extend")
 #: kinds whose answer is a function run on hidden cases
@@ -58,7 +60,47 @@ _MISSING = object()
 #: a call shorter than this (and made of plain literals) is shown in full in a failure report
 SHORT_CALL = 100
 
-_short = reprlib.Repr()
+class _ShortRepr(reprlib.Repr):
+    """``reprlib``'s abbreviations, with floats to at most ``MAX_DIGITS`` significant digits and
+    arrays to four decimals: a failure report is stored in a notebook's output, which must read
+    the same on every CPU (:mod:`companion.portable`)."""
+
+    def repr1(self, x, level):
+        if isinstance(x, (float, np.floating)):
+            return short(x)
+        return super().repr1(x, level)
+
+    def repr_ndarray(self, x, level):
+        with np.printoptions(precision=4):
+            s = repr(x)
+        if excess_digits(s):
+            with np.printoptions(formatter={"float_kind": lambda v: short(v, 4)}):
+                s = repr(x)
+        s = " ".join(s.split())  # one line
+        if len(s) > self.maxother:
+            i = max(0, (self.maxother - 3) // 2)
+            s = s[:i] + self.fillvalue + s[len(s) - max(0, self.maxother - 3 - i):]
+        return s
+
+
+def _numbers(expected: Any, got: Any) -> tuple[str, str]:
+    """Two numbers for a failure report, each to ``MAX_DIGITS`` significant digits, or to as many
+    more as it takes to tell them apart (integers exactly)."""
+    def text(x: Any, digits: int) -> str:
+        if isinstance(x, (bool, np.bool_)) or not _is_real(x):
+            return repr(x)
+        if isinstance(x, (int, np.integer)):
+            return repr(int(x))
+        return short(float(x), digits)
+
+    for digits in range(MAX_DIGITS, 18):
+        e, g = text(expected, digits), text(got, digits)
+        if e != g:
+            break
+    return e, g
+
+
+_short = _ShortRepr()
 _short.maxstring = 60
 _short.maxother = 60
 _short.maxlist = _short.maxtuple = 8
@@ -337,7 +379,8 @@ def compare(expected: Any, got: Any, rtol: float = 1e-6, atol: float = 1e-9, whe
                 pos = tuple(int(i) for i in bad[0])
                 loc = f"{where}[{', '.join(map(str, pos))}]"
                 at = f" at {loc}" if loc.startswith("[") else f" for {loc}"
-                return f"expected {arr[pos].item()!r}{at}, got {g[pos].item()!r} ({len(bad)} of {arr.size} values differ)"
+                e, g = _numbers(arr[pos].item(), g[pos].item())
+                return f"expected {e}{at}, got {g} ({len(bad)} of {arr.size} values differ)"
             return None
         if not np.array_equal(g, arr):
             return f"expected {_short.repr(arr.tolist())}{at}, got {_short.repr(g.tolist())}"
@@ -356,7 +399,8 @@ def compare(expected: Any, got: Any, rtol: float = 1e-6, atol: float = 1e-9, whe
             return None
         if e == g or math.isclose(e, g, rel_tol=rtol, abs_tol=atol):
             return None
-        return f"expected {expected!r}{at}, got {got!r}"
+        e, g = _numbers(expected, got)
+        return f"expected {e}{at}, got {g}"
     if isinstance(expected, str):
         return None if got == expected else f"expected {expected!r}{at}, got {_short.repr(got)}"
     if isinstance(expected, Mapping):
@@ -406,10 +450,11 @@ def _is_literal(value: Any) -> bool:
 
 
 def call_text(name: str, case: Case, full: bool = False) -> str:
-    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated when long, unless ``full``)."""
+    """``name(arg, ..., key=value)`` with the case's inputs (abbreviated when long or when a
+    float shows more than ``MAX_DIGITS`` digits, unless ``full``)."""
     if not full:
         whole = call_text(name, case, full=True)
-        if len(whole) <= SHORT_CALL:
+        if len(whole) <= SHORT_CALL and not excess_digits(whole):
             return whole
     rep = repr if full else _short.repr
     parts = [rep(a) for a in case.args] + [f"{k}={rep(v)}" for k, v in case.kwargs.items()]
@@ -418,10 +463,11 @@ def call_text(name: str, case: Case, full: bool = False) -> str:
 
 def reproduce_text(ex: Exercise, case: Case, number: int) -> str:
     """A one-line call that reproduces case ``number`` (1-based): the call itself when its
-    inputs are short plain literals, else ``rerun(id, name, number)``."""
+    inputs are short plain literals (no float with more than ``MAX_DIGITS`` digits), else
+    ``rerun(id, name, number)``."""
     if all(_is_literal(a) for a in case.args) and all(_is_literal(v) for v in case.kwargs.values()):
         text = call_text(ex.name, case, full=True)
-        if len(text) <= SHORT_CALL:
+        if len(text) <= SHORT_CALL and not excess_digits(text):
             return text
     return f"rerun({ex.id!r}, {ex.name}, {number})"
 

@@ -191,15 +191,15 @@ def token_counts(tok, texts: Sequence[str]) -> dict[int, int]:
 
 def shared_tokens(tok, english: Sequence[str], chinese: Sequence[str]) -> dict[str, float]:
     """The anchors: token types used by both languages, and the share of each language's running
-    tokens that are such shared types (``[UNK]`` excluded)."""
+    tokens that are such shared types (``[UNK]`` excluded), in percent to one decimal."""
     unk = tok.vocab[tok.unk]
     en, zh = token_counts(tok, english), token_counts(tok, chinese)
     en.pop(unk, None)
     zh.pop(unk, None)
     both = set(en) & set(zh)
     return {"en types": len(en), "zh types": len(zh), "shared types": len(both),
-            "en tokens shared %": 100 * sum(en[i] for i in both) / max(1, sum(en.values())),
-            "zh tokens shared %": 100 * sum(zh[i] for i in both) / max(1, sum(zh.values()))}
+            "en tokens shared %": round(100 * sum(en[i] for i in both) / max(1, sum(en.values())), 1),
+            "zh tokens shared %": round(100 * sum(zh[i] for i in both) / max(1, sum(zh.values())), 1)}
 
 
 def examples_of_shared(tok, english: Sequence[str], chinese: Sequence[str], k: int = 20) -> list[str]:
