@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.pretraining.seq2seq import Seq2Seq, Seq2SeqConfig
-from companion.transformer import GPT, BertConfig, BertEncoder, BertForPreTraining, GPTConfig, sample_next
+from companion.transformer import (
+    GPT,
+    BertConfig,
+    BertEncoder,
+    BertForPreTraining,
+    GPTConfig,
+    sample_next,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 FAST = settings(max_examples=25, deadline=None)
@@ -199,3 +206,65 @@ def test_any_sampling_setting_is_either_valid_or_refused(temperature, top_k):
     else:
         with pytest.raises(ValueError, match="temperature|top_k"):
             sample_next(logits, temperature, top_k, generator=g)
+
+
+# ------------------------------------------------------------------ Hugging Face directories
+
+
+@pytest.fixture
+def saved_bert(tmp_path, bert):
+    from companion.transformer import hf
+
+    hf.save_pretrained(bert, tmp_path)
+    return tmp_path
+
+
+def test_a_truncated_safetensors_file_is_named(saved_bert):
+    from companion.transformer import hf
+
+    path = saved_bert / "model.safetensors"
+    path.write_bytes(path.read_bytes()[:300])
+    with pytest.raises(ValueError, match=r"model\.safetensors could not be read as safetensors .*truncated"):
+        hf.load_pretrained(saved_bert)
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ('{"model_type": "bert", ', r"config\.json is not valid JSON"),
+    ("[1, 2]", r"config\.json holds a JSON list; expected an object"),
+    ('{"model_type": "bert"}', r"config\.json: the bert config lacks \['vocab_size'"),
+    ('{"model_type": "t5"}', r"config\.json: model_type 't5' is not supported"),
+])
+def test_a_corrupt_config_json_is_named(saved_bert, text, match):
+    from companion.transformer import hf
+
+    (saved_bert / "config.json").write_text(text)
+    with pytest.raises(ValueError, match=match):
+        hf.load_pretrained(saved_bert)
+
+
+def test_config_fields_that_break_the_model_are_named(saved_bert):
+    import json
+
+    from companion.transformer import hf
+
+    path = saved_bert / "config.json"
+    config = json.loads(path.read_text())
+    for change, match in (({"hidden_act": "swish"}, "hidden_act='swish' is not supported"),
+                          ({"intermediate_size": 0}, "BertConfig.d_ff must be a positive int"),
+                          ({"num_hidden_layers": 3}, r"model\.safetensors lacks the tensor 'encoder.layer.1.*\(3 layers\)"),
+                          ({"hidden_size": 32, "num_attention_heads": 4}, "do not fit the config's BertForPreTraining")):
+        path.write_text(json.dumps({**config, **change}))
+        with pytest.raises(ValueError, match=match):
+            hf.load_pretrained(saved_bert)
+
+
+def test_a_bert_round_trip_keeps_every_config_field(tmp_path):
+    from companion.transformer import hf
+
+    cfg = BertConfig(vocab_size=40, max_len=12, n_layer=1, n_head=2, d_model=8, d_ff=20, type_vocab_size=3,
+                     activation="relu", ln_eps=1e-7, pad_id=9)
+    m = BertForPreTraining(cfg).eval()
+    back = hf.load_pretrained(hf.save_pretrained(m, tmp_path)).eval()
+    assert back.config == cfg
+    x = torch.randint(5, 40, (2, 7))
+    assert torch.equal(back(x)[0], m(x)[0])

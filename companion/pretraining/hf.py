@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from ..transformer.hf import _BERT_BLOCK, _BERT_EMB
+from ..transformer.hf import _BERT_BLOCK, _BERT_EMB, HF_ACT
 from .electra import Electra
 
 
@@ -45,7 +45,7 @@ def electra_configs_to_hf(model: Electra) -> tuple[dict, dict]:
     c = model.discriminator.config
     if c.positions != "learned":
         raise ValueError("the ELECTRA format needs positions='learned'")
-    act = {"gelu": "gelu", "gelu_tanh": "gelu_new", "relu": "relu"}[c.activation]
+    act = HF_ACT[c.activation]
     common = {"vocab_size": c.vocab_size, "embedding_size": c.d_model, "max_position_embeddings": c.max_len,
               "type_vocab_size": c.type_vocab_size, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0,
               "layer_norm_eps": c.ln_eps, "pad_token_id": c.pad_id}

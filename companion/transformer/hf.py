@@ -26,8 +26,8 @@ from torch import nn
 from .bert import BertConfig, BertEncoder, BertForPreTraining
 from .gpt import GPT, GPTConfig
 
-_GPT_ACT = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
-_GPT_ACT_BACK = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
+HF_ACT = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}  # our activation -> HF's name
+_HF_ACT_BACK = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
 
 
 # ------------------------------------------------------------------------------------ GPT-2
@@ -39,20 +39,52 @@ def gpt_config_to_hf(c: GPTConfig) -> dict:
         raise ValueError("GPT-2 format needs pre_ln=True, positions='learned' and bias=True")
     return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": c.vocab_size,
             "n_positions": c.block_size, "n_embd": c.d_model, "n_layer": c.n_layer, "n_head": c.n_head,
-            "n_inner": c.d_ff, "activation_function": _GPT_ACT[c.activation], "resid_pdrop": c.dropout,
+            "n_inner": c.d_ff, "activation_function": HF_ACT[c.activation], "resid_pdrop": c.dropout,
             "embd_pdrop": c.dropout, "attn_pdrop": c.attn_dropout, "layer_norm_epsilon": c.ln_eps,
             "tie_word_embeddings": c.tie_weights, "bos_token_id": c.start_id, "eos_token_id": c.start_id}
 
 
+# HF config fields that change what the network computes but that our modules do not implement:
+# importing a config that sets one of them would give a model with the same weights and other
+# outputs, so it is refused (value: the setting our modules do implement).
+_GPT_UNSUPPORTED = {"scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": False,
+                    "add_cross_attention": False, "is_encoder_decoder": False}
+_BERT_UNSUPPORTED = {"position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False,
+                     "is_encoder_decoder": False}
+
+
+def _hf_dict(d, kind: str, required: tuple[str, ...], unsupported: dict) -> dict:
+    """``d`` (a HF config object or dict) as a dict, checked: the model type, the fields we need,
+    the fields we cannot honour, the activation. ``ValueError`` names the field."""
+    if not isinstance(d, dict):
+        if not hasattr(d, "to_dict"):
+            raise TypeError(f"expected a {kind} config (a dict or a transformers config), got {type(d).__name__}")
+        d = d.to_dict()
+    if d.get("model_type", kind) != kind:
+        raise ValueError(f"expected a {kind} config, got model_type={d.get('model_type')!r}")
+    missing = [k for k in required if k not in d]
+    if missing:
+        raise ValueError(f"the {kind} config lacks {missing}; expected the fields of a {kind} config.json")
+    for key, ours in unsupported.items():
+        if d.get(key, ours) != ours:
+            raise ValueError(f"the {kind} config sets {key}={d[key]!r}; our modules implement only {key}={ours!r}")
+    return d
+
+
+def _activation(d: dict, key: str, default: str) -> str:
+    act = d.get(key, default)
+    if act not in _HF_ACT_BACK:
+        raise ValueError(f"config field {key}={act!r} is not supported; expected one of {sorted(_HF_ACT_BACK)}")
+    return _HF_ACT_BACK[act]
+
+
 def gpt_config_from_hf(d: dict) -> GPTConfig:
     """Our config from a ``GPT2Config`` (object or dict)."""
-    d = d if isinstance(d, dict) else d.to_dict()
-    if d.get("model_type", "gpt2") != "gpt2":
-        raise ValueError(f"expected a gpt2 config, got model_type={d.get('model_type')!r}")
+    d = _hf_dict(d, "gpt2", ("vocab_size", "n_positions", "n_layer", "n_head", "n_embd"), _GPT_UNSUPPORTED)
     return GPTConfig(vocab_size=d["vocab_size"], block_size=d["n_positions"], n_layer=d["n_layer"],
                      n_head=d["n_head"], d_model=d["n_embd"], d_ff=d.get("n_inner") or 4 * d["n_embd"],
                      dropout=d.get("resid_pdrop", 0.0), attn_dropout=d.get("attn_pdrop", 0.0),
-                     activation=_GPT_ACT_BACK[d.get("activation_function", "gelu_new")],
+                     activation=_activation(d, "activation_function", "gelu_new"),
                      ln_eps=d.get("layer_norm_epsilon", 1e-5), tie_weights=d.get("tie_word_embeddings", True))
 
 
@@ -95,7 +127,7 @@ def bert_config_to_hf(c: BertConfig) -> dict:
         raise ValueError("BERT format needs positions='learned'")
     return {"model_type": "bert", "architectures": ["BertForPreTraining"], "vocab_size": c.vocab_size,
             "hidden_size": c.d_model, "num_hidden_layers": c.n_layer, "num_attention_heads": c.n_head,
-            "intermediate_size": c.d_ff, "hidden_act": {"gelu": "gelu", "gelu_tanh": "gelu_new", "relu": "relu"}[c.activation],
+            "intermediate_size": c.d_ff, "hidden_act": HF_ACT[c.activation],
             "hidden_dropout_prob": c.dropout, "attention_probs_dropout_prob": c.attn_dropout,
             "max_position_embeddings": c.max_len, "type_vocab_size": c.type_vocab_size,
             "layer_norm_eps": c.ln_eps, "pad_token_id": c.pad_id}
@@ -104,10 +136,9 @@ def bert_config_to_hf(c: BertConfig) -> dict:
 def bert_config_from_hf(d: dict, vocab_file: str | os.PathLike | None = None) -> BertConfig:
     """Our config from a ``BertConfig`` (object or dict); special ids from ``vocab_file`` if given
     (else bert-base-uncased's 0/100/101/102/103 when the vocabulary has 30,522 entries)."""
-    d = d if isinstance(d, dict) else d.to_dict()
-    if d.get("model_type", "bert") != "bert":
-        raise ValueError(f"expected a bert config, got model_type={d.get('model_type')!r}")
-    act = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}[d.get("hidden_act", "gelu")]
+    d = _hf_dict(d, "bert", ("vocab_size", "max_position_embeddings", "num_hidden_layers", "num_attention_heads",
+                             "hidden_size", "intermediate_size"), _BERT_UNSUPPORTED)
+    act = _activation(d, "hidden_act", "gelu")
     special = {}
     if vocab_file is not None:
         words = {w: i for i, w in enumerate(Path(vocab_file).read_text(encoding="utf-8").splitlines())}
@@ -116,6 +147,8 @@ def bert_config_from_hf(d: dict, vocab_file: str | os.PathLike | None = None) ->
                 special[key] = words[tok]
     elif d["vocab_size"] == 30522:
         special = {"pad_id": 0, "unk_id": 100, "cls_id": 101, "sep_id": 102, "mask_id": 103}
+    elif isinstance(d.get("pad_token_id"), int):
+        special = {"pad_id": d["pad_token_id"]}  # save_pretrained writes it: the round trip keeps it
     return BertConfig(vocab_size=d["vocab_size"], max_len=d["max_position_embeddings"],
                       type_vocab_size=d.get("type_vocab_size", 2), n_layer=d["num_hidden_layers"],
                       n_head=d["num_attention_heads"], d_model=d["hidden_size"], d_ff=d["intermediate_size"],
@@ -183,8 +216,21 @@ def bert_state_to_hf(sd: dict[str, torch.Tensor], n_layer: int) -> dict[str, tor
 # ------------------------------------------------------------------------------ directories
 
 
-def _load_strict(model: nn.Module, state: dict[str, torch.Tensor], allow_missing: tuple[str, ...] = ()) -> None:
-    missing, unexpected = model.load_state_dict(state, strict=False)
+def _convert(convert, sd: dict[str, torch.Tensor], n_layer: int, source: str) -> dict[str, torch.Tensor]:
+    """``convert(sd, n_layer)`` (one of the ``*_state_from_hf``), a missing tensor named."""
+    try:
+        return convert(sd, n_layer)
+    except KeyError as err:
+        raise ValueError(f"{source} lacks the tensor {err.args[0]!r} that its config ({n_layer} layers) "
+                         "needs; the weights and config.json do not belong together") from None
+
+
+def _load_strict(model: nn.Module, state: dict[str, torch.Tensor], allow_missing: tuple[str, ...] = (),
+                 source: str = "the weights") -> None:
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as err:  # a tensor of another shape than the config implies
+        raise ValueError(f"{source} do not fit the config's {type(model).__name__}: {err}") from None
     missing = [k for k in missing if not k.startswith(allow_missing)]
     if missing or unexpected:
         raise ValueError(f"weights do not fit {type(model).__name__}: missing {missing[:5]}, unexpected {unexpected[:5]}")
@@ -194,7 +240,7 @@ def gpt_from_hf_model(hf_model) -> GPT:
     """Our GPT with the weights of a ``transformers.GPT2LMHeadModel``."""
     config = gpt_config_from_hf(hf_model.config)
     model = GPT(config, seed=None)
-    _load_strict(model, gpt_state_from_hf(hf_model.state_dict(), config.n_layer))
+    _load_strict(model, _convert(gpt_state_from_hf, hf_model.state_dict(), config.n_layer, "the model"))
     return model
 
 
@@ -203,7 +249,8 @@ def bert_from_hf_model(hf_model) -> BertForPreTraining:
     the HF model lacks (pooler, NSP) keep their fresh initialisation."""
     config = bert_config_from_hf(hf_model.config)
     model = BertForPreTraining(config, seed=0)
-    _load_strict(model, bert_state_from_hf(hf_model.state_dict(), config.n_layer), ("pooler.", "nsp."))
+    _load_strict(model, _convert(bert_state_from_hf, hf_model.state_dict(), config.n_layer, "the model"),
+                 ("pooler.", "nsp."))
     return model
 
 
@@ -245,23 +292,49 @@ def _read_dir(directory: str | os.PathLike) -> tuple[dict, dict[str, torch.Tenso
     for name in ("config.json", "model.safetensors"):
         if not (directory / name).is_file():
             raise FileNotFoundError(f"{directory} has no {name}; expected a save_pretrained directory")
-    return json.loads((directory / "config.json").read_text()), load_file(str(directory / "model.safetensors"))
+    path = directory / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); expected a Hugging Face config.json") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} holds a JSON {type(config).__name__}; expected an object of config fields")
+    path = directory / "model.safetensors"
+    try:
+        state = load_file(str(path))
+    except Exception as err:  # safetensors raises its own SafetensorError (and OSError) on a bad file
+        raise ValueError(f"{path} could not be read as safetensors ({type(err).__name__}: {err}); "
+                         "the file is truncated or not a safetensors file: write it again") from err
+    return config, state
 
 
 def load_pretrained(directory: str | os.PathLike) -> GPT | BertForPreTraining:
     """Our model from a HF directory (``config.json`` + ``model.safetensors``) of a GPT-2 or a BERT."""
     config, state = _read_dir(directory)
-    kind = config.get("model_type")
+    directory = Path(directory)
+    weights, kind = str(directory / "model.safetensors"), config.get("model_type")
     if kind == "gpt2":
-        model = GPT(gpt_config_from_hf(config), seed=None)
-        _load_strict(model, gpt_state_from_hf(state, model.config.n_layer))
+        model = GPT(_from_file(gpt_config_from_hf, directory, config), seed=None)
+        _load_strict(model, _convert(gpt_state_from_hf, state, model.config.n_layer, weights), source=weights)
         return model
     if kind == "bert":
-        vocab = Path(directory) / "vocab.txt"
-        model = BertForPreTraining(bert_config_from_hf(config, vocab if vocab.is_file() else None), seed=0)
-        _load_strict(model, bert_state_from_hf(state, model.config.n_layer), ("pooler.", "nsp.", "mlm."))
+        model = BertForPreTraining(_from_file(bert_config_from_hf, directory, config), seed=0)
+        _load_strict(model, _convert(bert_state_from_hf, state, model.config.n_layer, weights),
+                     ("pooler.", "nsp.", "mlm."), weights)
         return model
-    raise ValueError(f"{directory}: model_type {kind!r} is not supported (gpt2 or bert)")
+    raise ValueError(f"{directory / 'config.json'}: model_type {kind!r} is not supported (gpt2 or bert)")
+
+
+def _from_file(read, directory: Path, config: dict):
+    """``read(config)`` (a ``*_config_from_hf``; a BERT's also gets ``vocab.txt`` when there is
+    one), any error prefixed with the config file's path."""
+    vocab = directory / "vocab.txt"
+    try:
+        if read is bert_config_from_hf:
+            return read(config, vocab if vocab.is_file() else None)
+        return read(config)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{directory / 'config.json'}: {err}") from None
 
 
 def minilm_dir() -> Path:
@@ -294,10 +367,10 @@ def load_minilm(directory: str | os.PathLike | None = None) -> BertEncoder:
     mode. Sentence vectors: ``mean_pool(encoder(ids, attention_mask=m), m)``, L2-normalised."""
     directory = Path(directory) if directory is not None else minilm_dir()
     config, state = _read_dir(directory)
-    vocab = directory / "vocab.txt"
-    bert = bert_config_from_hf(config, vocab if vocab.is_file() else None)
+    bert = _from_file(bert_config_from_hf, directory, config)
     encoder = BertEncoder(bert, seed=None)
-    ours = {k.removeprefix("encoder."): v for k, v in bert_state_from_hf(state, bert.n_layer).items()
+    weights = str(directory / "model.safetensors")
+    ours = {k.removeprefix("encoder."): v for k, v in _convert(bert_state_from_hf, state, bert.n_layer, weights).items()
             if k.startswith("encoder.")}
-    _load_strict(encoder, ours)
+    _load_strict(encoder, ours, source=weights)
     return encoder.eval()
