@@ -11,18 +11,22 @@ Quality on the side: a 5-fold logistic probe of the paragraph vectors predicting
 blocks of consecutive files a document is in (Brown's files come grouped by genre, so this is a
 rough topic label) -- a check that both learnt something comparable, not a claim.
 
-History. Session 5 measured the batched torch step (``kernel="torch"``, the step the chapter
-prints) at 0.21x-0.85x gensim for PV-DBOW and 0.15x-0.36x for PV-DM mean, and PV-DBOW through
-chapter 3's batched skip-gram kernel at 0.53x. Its profile (PV-DBOW): the batched products ~20%,
-``index_add_`` scatters ~15%, noise draws ~12%, gathers ~10%, the rest elementwise work and
-dispatch; with the batched kernel, ~50% went to filling and applying a per-step buffer of
-output steps (blocks x targets x (k + 1) x d), which gensim never builds.
+Measurements, on a 2-core machine shared with other jobs (CPU flags not recorded); each date is
+that of the commit that recorded the numbers (the run came shortly before).
 
-Now (session 6) training and inference run :mod:`companion.sentence._doc2vec_kernel`: one
-compiled loop per batch that applies the torch step one example at a time, as gensim's Cython
-loop does (tested equal to the torch step applied example by example), in batches of 8,192
-examples. Measured in one run each (2-core machine shared by seven sessions, load average
-11-21, so noisy even as ratios; best of 2 alternating runs):
+Before 2026-12-01 13:41 UTC (commit 82a7261; load average ~12) and 15:28 UTC (commit e14bfad;
+load average ~16): the batched torch step (``kernel="torch"``, the step the chapter prints) at
+0.21x-0.85x gensim for PV-DBOW and 0.15x-0.36x for PV-DM mean; PV-DBOW through chapter 3's
+batched skip-gram kernel at 0.53x (ci scale). Profile of the torch step (PV-DBOW): the batched
+products ~20%, ``index_add_`` scatters ~15%, noise draws ~12%, gathers ~10%, the rest
+elementwise work and dispatch; with the batched kernel, ~50% went to filling and applying a
+per-step buffer of output steps (blocks x targets x (k + 1) x d), which gensim never builds.
+
+Training and inference now run :mod:`companion.sentence._doc2vec_kernel`: one compiled loop per
+batch that applies the torch step one example at a time, as gensim's Cython loop does (tested
+equal to the torch step applied example by example), in batches of 8,192 examples. Measured
+before 2026-12-01 21:09 UTC (commit 1c2c5b1), one run per ``BOOK_SCALE`` (command not
+recorded), load average 11-21, so noisy even as ratios; best of 2 alternating runs:
 
 =====================  ==================  ==================
 ratio to gensim        ci (60 files, 2 ep)  laptop (300 files, 5 ep)

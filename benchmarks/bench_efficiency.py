@@ -11,16 +11,16 @@ step -- every number a ratio measured in the same run.
 Run alone with ``python -m benchmarks.bench_efficiency`` (or through ``python -m benchmarks``).
 On a shared machine run it twice; the ratios, not the seconds, are what to compare.
 
-Measured while the book was built (2 cores shared by several agents, load ~16, one thread, one
-run -- noisy; compare ratios only): batch 32, our readable int8 1.24x, our int8 weights in
-PyTorch's fused kernel 2.48x and PyTorch's ``quantize_dynamic`` 2.70x the speed of fp32, bf16
-0.90x (this CPU has no fast bf16 matrix units); batch 1: 1.37x, 2.41x, 2.60x, 0.77x. In the
-chapter's run (batch 16): 1.44x, 1.82x, 2.10x, 0.71x. A soft-target distillation step cost 1.8x
-a plain fine-tuning step of the same half-depth student; a step with TinyBERT's losses 1.9x
-(3.9x before session 5, when :func:`companion.efficiency.distill.tinybert_loss` ran both
-encoders a second time to get the attention maps; now one pass per model gives the logits, the
-hidden states and the maps: :func:`~companion.efficiency.distill.hidden_states` runs each
-post-LN block step by step).
+Measured before 2026-12-01 19:01 UTC (commit ed99de5), command not recorded, on 2 cores shared with
+other jobs (load ~16; CPU flags not recorded), one thread, one run -- noisy; compare ratios only:
+batch 32, our readable int8 1.24x, our int8 weights in PyTorch's fused kernel 2.48x and PyTorch's
+``quantize_dynamic`` 2.70x the speed of fp32, bf16 0.90x (this CPU has no fast bf16 matrix units);
+batch 1: 1.37x, 2.41x, 2.60x, 0.77x. In the chapter's run (batch 16): 1.44x, 1.82x, 2.10x, 0.71x. A
+soft-target distillation step cost 1.8x a plain fine-tuning step of the same half-depth student; a
+step with TinyBERT's losses 1.9x. That step measured 3.9x before 2026-12-01 17:50 UTC (commit
+7d82745), when :func:`companion.efficiency.distill.tinybert_loss` ran both encoders a second time
+to get the attention maps; now one pass per model gives the logits, the hidden states and the maps
+(:func:`~companion.efficiency.distill.hidden_states` runs each post-LN block step by step).
 """
 
 from __future__ import annotations

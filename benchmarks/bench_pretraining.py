@@ -11,22 +11,24 @@ the machine is shared, and only the ratio travels.
 Run alone with ``python -m benchmarks.bench_pretraining`` (or through ``python -m benchmarks``);
 ``run`` measures chapter 8a's objectives, then :func:`run_chinese` and :func:`run_8b`.
 
-Measured while the book was built (1 thread, load average ~13 on 2 cores shared by several
-agents): batch-making took 0.3-2.5 ms against 31-60 ms for a step, shares of 0.5 % (ELECTRA),
-1.4 % (dynamic MLM), 1.7-2.9 % (static, whole-word, entity, MacBERT, NSP, SOP, ALBERT, XLNet)
-and 4.9 % (SpanBERT's geometric spans, the one Python loop, before its boundaries moved into
-``span_mask``; 2.0 ms a batch after). Every objective stayed under the 5 % budget.
+Measured before 2026-12-01 15:55 UTC (commit b45c270), command not recorded, 1 thread, on a 2-core
+machine shared with other jobs (load average ~13; CPU flags not recorded): batch-making took
+0.3-2.5 ms against 31-60 ms for a step, shares of 0.5 % (ELECTRA), 1.4 % (dynamic MLM), 1.7-2.9 %
+(static, whole-word, entity, MacBERT, NSP, SOP, ALBERT, XLNet) and 4.9 % (SpanBERT's geometric
+spans, the one Python loop, before its boundaries moved into ``span_mask``; 2.0 ms a batch after).
+Every objective stayed under the 5 % budget.
 
-Session 6 added chapter 8a's Chinese rows (:func:`run_chinese`) and chapter 8b's objectives
-(:func:`run_8b`, batches of 16 as in 8b), whose shares chapter 8b's table had put at 5.3 %
-(UniLM) and 5.5 % (T5) -- wall time inside a loaded notebook run. Measured here (CPU time, one
-thread, median of 38 paired steps, load average ~19 on 2 cores): UniLM's batch 1.27 -> 0.66 ms
-(every row layout and ``[L, L]`` mask is built once per row length and indexed, outputs
-identical), 2.7 % of its 24 ms step; T5's 1.54 -> 1.26 ms (``pad_rows`` pads Python lists and
-converts once), 3.4 %; SpanBERT 2.1 ms, 4.6 % (the per-row loop writes its spans into the arrays
-at the end, span lengths by inverse CDF: the same draws); BART's noisings 1.4-2.7 %, MASS 1.9 %;
-Chinese character / whole-word masking 3.4 / 3.5 % (Google's budget scan runs on numpy arrays).
-The 8a objectives: 0.6-3.0 %. Every objective is under 5 %; SpanBERT is the closest.
+Chapter 8a's Chinese rows (:func:`run_chinese`) and chapter 8b's objectives (:func:`run_8b`,
+batches of 16 as in 8b), whose shares chapter 8b's table had put at 5.3 % (UniLM) and 5.5 % (T5) --
+wall time inside a loaded notebook run -- measured before 2026-12-01 21:17 UTC (commit b4f1a0b),
+command not recorded (CPU time, one thread, median of 38 paired steps, load average ~19 on 2 cores;
+CPU flags not recorded): UniLM's batch 1.27 -> 0.66 ms (every row layout and ``[L, L]`` mask is
+built once per row length and indexed, outputs identical), 2.7 % of its 24 ms step; T5's 1.54 ->
+1.26 ms (``pad_rows`` pads Python lists and converts once), 3.4 %; SpanBERT 2.1 ms, 4.6 % (the
+per-row loop writes its spans into the arrays at the end, span lengths by inverse CDF: the same
+draws); BART's noisings 1.4-2.7 %, MASS 1.9 %; Chinese character / whole-word masking 3.4 / 3.5 %
+(Google's budget scan runs on numpy arrays). The 8a objectives: 0.6-3.0 %. Every objective is under
+5 %; SpanBERT is the closest.
 """
 
 from __future__ import annotations

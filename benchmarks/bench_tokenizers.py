@@ -14,9 +14,10 @@
 Each timing is the best of ``repeats`` runs (the cold encode runs once per repeat on a fresh
 tokenizer). Run alone with ``python -m benchmarks.bench_tokenizers``.
 
-Measured in session 5 (one thread, load average 5-16 from other agents): encode 16.9 MB, ours
-0.31 MB/s cold and 0.49 MB/s warm vs tiktoken 0.79 MB/s (tiktoken 2.6x / 1.6x faster; the ids
-equal); WordPiece ours 0.28 MB/s vs HF ``BertTokenizer`` 0.11 MB/s on the same lines (ours 2.5x
+Measured before 2026-12-01 19:06 UTC (commit 728b946), command not recorded, one thread, on a
+machine shared with other jobs (load average 5-16; cores and CPU flags not recorded): encode 16.9
+MB, ours 0.31 MB/s cold and 0.49 MB/s warm vs tiktoken 0.79 MB/s (tiktoken 2.6x / 1.6x faster; the
+ids equal); WordPiece ours 0.28 MB/s vs HF ``BertTokenizer`` 0.11 MB/s on the same lines (ours 2.5x
 faster, the ids equal); BPE training on Brown to 8,000 symbols (7,836 merges) ours 42 s vs HF
 ``BpeTrainer`` 10.7 s (HF 3.9x faster), every HF merge also ours; incremental vs naive pair
 counting on 3,000 sentences, 300 merges: 3.6 s vs 118 s (33x), the same merges.

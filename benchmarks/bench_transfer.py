@@ -13,12 +13,13 @@ sequences of 64 tokens, AdamW. For each method:
 
 Run alone with ``python -m benchmarks.bench_transfer`` (or through ``python -m benchmarks``).
 
-Measured while the book was built (2 cores shared by 8 agents, load average 15-18, 1 thread,
-one run, so noisy): full step 4.62 s; LoRA 0.61x, adapters 0.55x, BitFit 0.58x of it. The frozen
-methods skip the weight gradients of the big matrices (and the word-embedding gradient) and most
-of AdamW's work, not the backward pass through the activations, so the step is faster but far
-from the ratio of their parameter counts. Gradients + AdamW moments: full 269 MB; LoRA 0.45 MB
-(0.0017x), adapters 1.9 MB (0.0072x), BitFit 0.32 MB (0.0012x).
+Measured before 2026-12-01 15:25 UTC (commit 704c509), command not recorded, on 2 cores shared with
+other jobs (load average 15-18; CPU flags not recorded), 1 thread, one run, so noisy: full step
+4.62 s; LoRA 0.61x, adapters 0.55x, BitFit 0.58x of it. The frozen methods skip the weight
+gradients of the big matrices (and the word-embedding gradient) and most of AdamW's work, not the
+backward pass through the activations, so the step is faster but far from the ratio of their
+parameter counts. Gradients + AdamW moments: full 269 MB; LoRA 0.45 MB (0.0017x), adapters 1.9 MB
+(0.0072x), BitFit 0.32 MB (0.0012x).
 """
 
 from __future__ import annotations

@@ -11,41 +11,49 @@ Run alone with ``python -m benchmarks.bench_transformer`` (or through ``python -
 Each timing is the median of several steps after warm-up, the compared steps taking turns; the
 ratios are medians of paired steps. On a shared machine run it twice.
 
-Measured in session 5 (``python -m benchmarks transformer``, 2 cores shared by several agents,
-load average 9.4 at the start and 5.3 at the end; ``_1thread`` = the one-thread section):
+Measurements, on 2-core machines; each date is that of the commit that recorded the numbers
+(the run came shortly before). The loaded machine's CPU has AVX-512 with bf16 instructions
+(oneDNN picked its avx512_core_bf16 kernel) and no AMX; ``_1thread`` is the one-thread section.
 
-* train step vs HF ``GPT2LMHeadModel`` at 8 x 128, fp32: one thread 1.26x by wall time (paired
-  steps 1.00-1.65) and 1.30x by process CPU time (1.19-1.50); MFU per CPU second 54 % ours vs
-  39 % HF against the 1024^3 matmul's 158 GFLOP/CPU-s. On 2 threads 1.10x wall (0.77-1.30),
-  1.12x CPU (0.84-1.30): under this load each OpenMP barrier waits for a descheduled sibling, and
-  both models' steps are mostly that wait. Before this session's fused loss (``GPT.loss`` now
-  never builds the ``[B, T, V]`` logits; see :mod:`companion.transformer.loss`) the same one-thread
-  CPU-time ratio was 1.12x.
-* bf16 autocast vs fp32: 0.64x by CPU time (0.54-0.70), the loss curves equal to 0.002 over 8
-  steps. Not fixable here: a bf16 matmul runs at 0.52-0.55x the fp32 speed on this CPU (72-81 vs
-  131-158 GFLOP per CPU-second at n = 256, 1024, 2048; oneDNN's avx512_core_bf16 kernel, no AMX),
-  so no bf16 step can be faster, at any d_model tried. The profile shows it: the matrix products
-  take 721 ms of a bf16 step vs 413 ms of an fp32 one (profiler wall time), copies and casts 60
-  vs 15 ms; attention, which torch's CPU kernel ran ~3x slower in bf16, now runs in fp32 inside
-  autocast (bf16 step 0.61x -> 0.66x).
-* KV cache at 256 new tokens (prompt 16), the same greedy tokens: one thread 6.0x by wall time
-  (5.7-6.2 over 3 repeats), 6.2x by CPU time. On 2 threads 24x -- not a number to quote: a small
-  cached step now runs on one thread (``GPT.generate``) while the uncached baseline kept its two,
-  whose barriers stalled under the load (1.2 tokens/s). With both on 2 threads the previous
-  session measured 1.2-1.7x, and this one 4.5x (load 17: 62 s cached, 280 s uncached); the
-  one-thread decode ran the same 256 tokens in 4 s then.
-* A second 2-thread run at load average 2.3-3.0 (still no idle core): train step 1.12x wall
-  (0.82-1.61 over 10 paired steps), 1.12x CPU; ours 429 tokens/s there against 1,214 on one
-  thread in the loaded run -- two threads on two busy cores are slower than one; KV cache 4.3x
-  wall (4.1-4.5 over 2 repeats), 8.6x CPU. A third at load 2.1-3.6: train 1.03x wall (0.83-1.45),
-  1.00x CPU, 640 tokens/s each; bf16 0.59x; KV cache 20x. On two busy cores both steps are
-  dominated by the same barrier waits, which hides the difference the one-thread run shows. The
-  2-thread goals (train >= 1.2x, cache >= 5x) stay unverified on a quiet machine.
-* Then on the quiet machine (the lead, session 5, load average 0.6 at the start and 1.0 at the
-  end, nothing else running), 2 threads: train step 1.24x HF by wall time (1.04-1.47 over 8 paired
-  steps), 1.23x by CPU time (1.06-1.33); MFU 35 % ours vs 27 % HF against the 2-thread matmul peak
-  (289 GFLOP/s fp32, 155 bf16); bf16 0.67x fp32 (0.59-0.82), loss curves equal to 0.002; KV cache
-  6.2x by wall time (same tokens). One thread: train MFU 59 % vs 48 %, KV cache 6.5x (5.6-6.9).
+* 2026-12-01, before 19:06 UTC (commit 728b946), ``python -m benchmarks transformer``; load
+  average 9.4 at the start, 5.3 at the end (other jobs on both cores):
+
+  - train step vs HF ``GPT2LMHeadModel`` at 8 x 128, fp32: one thread 1.26x by wall time (paired
+    steps 1.00-1.65) and 1.30x by process CPU time (1.19-1.50); MFU per CPU second 54 % ours vs
+    39 % HF against the 1024^3 matmul's 158 GFLOP/CPU-s. On 2 threads 1.10x wall (0.77-1.30),
+    1.12x CPU (0.84-1.30): under this load each OpenMP barrier waits for a descheduled sibling,
+    and both models' steps are mostly that wait. With the loss computed from the full
+    ``[B, T, V]`` logits (before the fused loss of :mod:`companion.transformer.loss`, which
+    ``GPT.loss`` now uses) the same one-thread CPU-time ratio was 1.12x.
+  - bf16 autocast vs fp32: 0.64x by CPU time (0.54-0.70), the loss curves equal to 0.002 over 8
+    steps. Not fixable here: a bf16 matmul runs at 0.52-0.55x the fp32 speed on this CPU (72-81
+    vs 131-158 GFLOP per CPU-second at n = 256, 1024, 2048), so no bf16 step can be faster, at any
+    d_model tried. The profile shows it: the matrix products take 721 ms of a bf16 step vs 413 ms
+    of an fp32 one (profiler wall time), copies and casts 60 vs 15 ms; attention, which torch's
+    CPU kernel ran ~3x slower in bf16, now runs in fp32 inside autocast (bf16 step 0.61x -> 0.66x).
+  - KV cache at 256 new tokens (prompt 16), the same greedy tokens: one thread 6.0x by wall time
+    (5.7-6.2 over 3 repeats), 6.2x by CPU time. On 2 threads 24x -- not a number to quote: a
+    small cached step runs on one thread (``GPT.generate``) while the uncached baseline kept its
+    two, whose barriers stalled under the load (1.2 tokens/s). With both on 2 threads: 4.5x at
+    load 17 (62 s cached, 280 s uncached; the one-thread decode ran the same 256 tokens in 4 s),
+    and 1.2-1.7x in two runs at load 7-14 before 2026-12-01 13:03 UTC (commit ab07922).
+
+* 2026-12-01, before 19:08 UTC (commit 0758320), the same shared machine, 2 threads, command not
+  recorded, load average 2.3-3.0 (still no idle core): train step 1.12x wall (0.82-1.61 over 10
+  paired steps), 1.12x CPU; ours 429 tokens/s there against 1,214 on one thread in the loaded run
+  -- two threads on two busy cores are slower than one; KV cache 4.3x wall (4.1-4.5 over 2
+  repeats), 8.6x CPU.
+* 2026-12-01, before 19:12 UTC (commit 1bc4494), the same shared machine, 2 threads, command not
+  recorded, load average 2.1-3.6: train 1.03x wall (0.83-1.45), 1.00x CPU, 640 tokens/s each; bf16
+  0.59x; KV cache 20x. On two busy cores both steps are dominated by the same barrier waits,
+  which hides the difference the one-thread run shows.
+* 2026-12-01, before 20:01 UTC (commit 5b2d390), a quiet 2-core machine (load average 0.6 at the
+  start and 1.0 at the end, nothing else running; CPU flags not recorded, its bf16 matmul peak
+  below its fp32 one), command not recorded, 2 threads: train step 1.24x HF by wall time (1.04-1.47
+  over 8 paired steps), 1.23x by CPU time (1.06-1.33); MFU 35 % ours vs 27 % HF against the
+  2-thread matmul peak (289 GFLOP/s fp32, 155 bf16); bf16 0.67x fp32 (0.59-0.82), loss curves equal
+  to 0.002; KV cache 6.2x by wall time (same tokens). One thread: train MFU 59 % vs 48 %, KV cache
+  6.5x (5.6-6.9).
 """
 
 from __future__ import annotations

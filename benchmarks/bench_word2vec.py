@@ -21,10 +21,11 @@ Also timed on a slice: the compiled and the torch step with 1 and 2 workers, and
 Our step is compiled with numba when it is installed (:mod:`companion.word2vec._compiled`, the
 same update as the readable torch step, proven equal by ``tests/test_word2vec_compiled.py``);
 its module docstring has the profile that motivated it. Before it (the torch step only), the
-measured ratios were 1.11 on the chapter corpus on a quiet machine, 0.51 with the second core
-busy, and 0.66-0.84 on Moby Dick alone (issue 19). One run of this benchmark with the compiled
-step (5 epochs, 2 repeats) on the 2-core machine shared with seven other jobs, load average 12
-at the start and 15 at the end, so no part of it was quiet:
+measured ratios were 1.11 on the chapter corpus on a quiet machine, 0.51 with the second core busy,
+and 0.66-0.84 on Moby Dick alone (issue 19; measured before 2026-12-01 12:57 UTC). One run of this
+benchmark with the compiled step (5 epochs, 2 repeats), recorded in commit e35cfd2 (2026-12-01
+12:57 UTC; command not recorded), on a 2-core machine shared with seven other jobs (CPU flags not
+recorded), load average 12 at the start and 15 at the end, so no part of it was quiet:
 
 =========================================  ============  ============================
 corpus                                     ratio (runs)  ours / gensim words/s (median)
@@ -38,8 +39,8 @@ chapter corpus, a spinning process added   1.47          42k / 29k
 Quality in the same run: WS353 0.409 vs gensim 0.404, SimLex 0.157 vs 0.154, analogies 8.8 % vs
 8.6 % (``quality_ok``). On the slice, the compiled step ran at 82k words/s with one worker
 against 57k for the torch step (the load left no second core, so two workers gained nothing for
-either). These ratios are for a heavily loaded machine; a quiet-machine run was not possible
-in this session, and the torch step's ratios were seen to move with the load in both directions.
+either). These ratios are for a heavily loaded machine; no quiet-machine run of the compiled
+step has been recorded, and the torch step's ratios moved with the load in both directions.
 
 Run alone with ``python -m benchmarks.bench_word2vec`` (or through ``python -m benchmarks``).
 """

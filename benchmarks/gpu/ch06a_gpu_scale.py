@@ -1,5 +1,5 @@
-"""Chapter 6a at ``BOOK_SCALE=gpu`` (written, not yet run: no GPU was lent to the sessions that
-wrote it). Trains the Brown LSTM LM, Zaremba et al. (2014)'s small LSTM on Mikolov's PTB (their
+"""Chapter 6a at ``BOOK_SCALE=gpu`` (written, not yet run on a GPU: no results are stored).
+Trains the Brown LSTM LM, Zaremba et al. (2014)'s small LSTM on Mikolov's PTB (their
 recipe: :func:`companion.contextual.recipes.ptb_preset`, published test perplexity 114.5), then
 ULMFiT's learning curve on SST-2, and writes every number to a JSON file.
 

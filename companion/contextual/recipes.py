@@ -2,8 +2,8 @@
 (learning curve and ablation) as functions returning tidy rows, so the notebook stays short.
 
 Scales (``BOOK_SCALE``): ``ci`` smoke-tests every path in seconds; ``laptop`` is what the book
-shows (tiny models, minutes on 2 CPU cores); ``gpu`` presets are written for a GPU run (not run in
-the session that wrote them; no stored results yet).
+shows (tiny models, minutes on 2 CPU cores); ``gpu`` presets are written for a GPU run (not yet
+run on a GPU; no stored results yet).
 """
 
 from __future__ import annotations

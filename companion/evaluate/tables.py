@@ -130,7 +130,7 @@ def _row_from_dict(d: Mapping[str, Any], where: str) -> Row:
 
 
 class RunningTable:
-    """A running table: stored rows plus the rows this session added.
+    """A running table: stored rows plus the rows added through this object.
 
     Args:
         name: one of :data:`TABLES`.
@@ -191,8 +191,8 @@ class RunningTable:
         return self._write(stored)
 
     def save(self) -> Path:
-        """Write the rows added in this session with ``save=False`` (the others are written as
-        they are added); rows other sessions stored meanwhile are kept."""
+        """Write the rows added here with ``save=False`` (the others are written as
+        they are added); rows other processes stored meanwhile are kept."""
         path = self._commit(put=list(self._pending.values()))
         self._pending.clear()
         return path
