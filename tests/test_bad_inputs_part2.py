@@ -268,3 +268,69 @@ def test_a_bert_round_trip_keeps_every_config_field(tmp_path):
     assert back.config == cfg
     x = torch.randint(5, 40, (2, 7))
     assert torch.equal(back(x)[0], m(x)[0])
+
+
+# ------------------------------------------------------------------------------ tokenizers
+
+
+def test_tokenizer_trainers_report_the_vocabulary_size_they_were_given():
+    from companion.transformer.tokenizers import BPE, ByteLevelBPE, WordPiece
+
+    text = "low lower lowest newer wider " * 5
+    for size in (0, 1, -1):
+        with pytest.raises(ValueError, match=f"vocab_size must be an int >= 2, got {size}$"):
+            BPE.train(text, vocab_size=size)
+        with pytest.raises(ValueError, match=f"vocab_size must be an int >= 6, got {size}$"):
+            WordPiece.train(text, vocab_size=size)
+    with pytest.raises(ValueError, match="vocab_size must be an int >= 6, got 5$"):
+        WordPiece.train(text, vocab_size=5)  # the five specials leave no room
+    with pytest.raises(TypeError, match="vocab_size must be an int >= 2, got float 100.0"):
+        BPE.train(text, vocab_size=100.0)
+    with pytest.raises(ValueError, match="vocab_size must be an int >= 257"):
+        ByteLevelBPE.train(text, vocab_size=10)
+
+
+def _small_byte_bpe():
+    from companion.transformer.tokenizers import ByteLevelBPE
+
+    return ByteLevelBPE.train("hello world, a smile 🙂 and more words " * 20, vocab_size=300)
+
+
+SURROGATES = st.text(st.one_of(st.characters(categories=["Cs"]), st.sampled_from("ab 🙂é")), max_size=12)
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character():
+    tok = _small_byte_bpe()
+    assert tok.encode_ordinary("a\ud800b") == tok.encode_ordinary("a\ufffdb")
+    assert tok.encode("\udfff") == tok.encode("\ufffd")
+    assert tok.encode_ordinary("x\ud83d\ude42y") == tok.encode_ordinary("x🙂y")  # a pair is joined
+    with pytest.raises(TypeError, match="text must be a str, got bytes"):
+        tok.encode_ordinary(b"abc")
+
+
+@FAST
+@given(SURROGATES)
+def test_any_text_with_surrogates_encodes_as_its_utf16_repair(text):
+    tok = _small_byte_bpe()
+    repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert tok.encode_ordinary(text) == tok.encode_ordinary(repaired) == tok.encode(text)
+
+
+@pytest.fixture(scope="module")
+def gpt2_pair():
+    """Our GPT-2 tokenizer and tiktoken's, built offline from the same files."""
+    pytest.importorskip("tiktoken")
+    from test_tokenizers_byte_bpe import tiktoken_gpt2
+
+    from companion.transformer.tokenizers import ByteLevelBPE
+
+    return ByteLevelBPE.gpt2(), tiktoken_gpt2()
+
+
+@pytest.mark.peers
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(text=SURROGATES)
+def test_surrogates_give_tiktokens_ids(gpt2_pair, text):
+    ours, tk = gpt2_pair
+    assert ours.encode_ordinary(text) == tk.encode_ordinary(text)
+    assert ours.encode(text) == tk.encode(text)

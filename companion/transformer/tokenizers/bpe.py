@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from ...checks import check_int
+
 END_OF_WORD = "</w>"
 UNK = "<unk>"
 
@@ -307,6 +309,8 @@ class BPE:
         """Learn merges on whitespace-separated ``text`` (see :func:`learn_merges`). The vocabulary
         is ``<unk>`` (id 0), the initial symbols, then the merged symbols in the order learned;
         ``vocab_size`` counts all of them (as HF's trainer does with ``special_tokens=["<unk>"]``)."""
+        if vocab_size is not None:
+            check_int(vocab_size, "vocab_size", 2)  # <unk> and at least one symbol
         table = word_counts(text, end_of_word)
         chars = {c for w in table for s in w for c in s.removesuffix(end_of_word)}
         vocab_size = None if vocab_size is None else vocab_size - 1  # <unk> takes one entry

@@ -217,7 +217,17 @@ class ByteLevelBPE:
         return self._pat.findall(text)
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Ids of ``text`` with special tokens treated as plain text."""
+        """Ids of ``text`` with special tokens treated as plain text. Text that UTF-8 cannot encode
+        (a lone surrogate, e.g. half of an emoji cut out of a UTF-16 string) is first repaired as
+        tiktoken repairs it: surrogate pairs are joined, a lone one becomes U+FFFD."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        try:
+            return self._encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._encode_ordinary(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+    def _encode_ordinary(self, text: str) -> list[int]:
         cache, ids = self._cache, []
         for piece in self._pat.findall(text):
             got = cache.get(piece)

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from ...checks import check_int
 from .basic import BasicTokenizer
 from .bpe import learn_merges
 
@@ -107,6 +108,7 @@ class WordPiece:
               specials: Sequence[str] = BERT_SPECIALS, min_frequency: int = 2) -> WordPiece:
         """Learn a vocabulary of ``vocab_size`` tokens (specials, characters, ``##`` characters,
         merged pieces) by BPE merges over ``w ##o ##r ##d`` words (HF's WordPieceTrainer rule)."""
+        check_int(vocab_size, "vocab_size", len(specials) + 1)  # the specials and at least one piece
         basic = BasicTokenizer(lowercase=lowercase)
         counts: Counter[str] = Counter()
         for line in [text] if isinstance(text, str) else text:
