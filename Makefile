@@ -27,7 +27,7 @@ export BOOK_DATA_MIRROR := $(abspath ../shared/data)
 endif
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
-        test-peers kenlm kenlm-deps bench lab student execute clean clean-all
+        test-peers kenlm kenlm-deps bench lab student execute check-portable clean clean-all
 
 help:
 	@sed -n '1,8p' Makefile
@@ -130,6 +130,15 @@ student: setup
 # Re-execute every notebook at laptop scale and store the outputs the book shows.
 execute: data
 	BOOK_SCALE=laptop $(PY) -m companion.execute notebooks/*.ipynb
+
+# After `make execute`, before committing stored outputs: the stored-digits test, then the
+# notebooks under nbval at BOOK_SCALE=ci on another CPU's kernels (OpenBLAS, torch's ATen, MKL,
+# oneDNN and numpy's SIMD loops forced to AVX2 on an AVX-512 machine, else to SSE), so that an
+# output that only this CPU reproduces fails here and not in CI. As long as test-notebooks.
+#   make check-portable NOTEBOOKS=notebooks/10a_transfer.ipynb   -- one notebook
+NOTEBOOKS ?= notebooks
+check-portable: data
+	$(PY) -m companion.portable --jobs $(JOBS) $(NOTEBOOKS)
 
 clean:
 	rm -rf _build

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 #: the most significant digits a compared output may show in one float
 MAX_DIGITS = 6
@@ -123,3 +124,95 @@ def below(value: float, threshold: float) -> str:
     if abs(value) < threshold:
         return f"< {threshold:.0e}"
     return f"{value:.2g} (not < {threshold:.0e})"
+
+
+# --------------------------------------------------------------------------- another CPU's kernels
+
+#: environment that makes this CPU pick the kernels of a lesser one: OpenBLAS (numpy's and
+#: scipy's), torch's own vectorised ATen kernels, MKL (torch's BLAS), oneDNN (torch's LSTMs and
+#: convolutions), and numpy's own SIMD loops (its ``log10``, ``exp``, sums)
+KERNEL_LEVELS = {
+    "avx2": {"OPENBLAS_CORETYPE": "Haswell", "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+             "DNNL_MAX_CPU_ISA": "AVX2", "NPY_DISABLE_CPU_FEATURES": "X86_V4"},
+    "sse": {"OPENBLAS_CORETYPE": "Nehalem", "ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+            "DNNL_MAX_CPU_ISA": "SSE41", "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4"},
+}
+
+_PROBE = r"""
+import json, re, numpy as np, scipy.linalg, threadpoolctl, torch
+a = torch.randn(64, 64); a @ a  # MKL says which instructions it uses (MKL_VERBOSE=1)
+torch.nn.LSTM(8, 8)(torch.randn(3, 1, 8))  # so does oneDNN (ONEDNN_VERBOSE=1)
+feats = np._core._multiarray_umath.__cpu_features__
+print("PROBE" + json.dumps({
+    "OpenBLAS": "/".join(sorted({d["architecture"] for d in threadpoolctl.threadpool_info()
+                                 if d.get("internal_api") == "openblas"})),
+    "torch ATen": torch.backends.cpu.get_cpu_capability(),
+    "numpy SIMD": next((k for k in ("X86_V4", "X86_V3", "X86_V2") if feats.get(k)), "baseline"),
+}))
+"""
+
+
+def kernels(env: dict[str, str] | None = None) -> dict[str, str]:
+    """Which kernel family each numerical library picks on this CPU under ``env`` (added to this
+    process's environment), as reported by the libraries themselves, in a fresh interpreter."""
+    import os
+    import subprocess
+    import sys
+
+    full = {**os.environ, **(env or {}), "MKL_VERBOSE": "1", "ONEDNN_VERBOSE": "1"}
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=full, capture_output=True, text=True, check=True).stdout
+    import json
+
+    found = json.loads(next(line[5:] for line in out.splitlines() if line.startswith("PROBE")))
+    mkl = re.search(r"MKL_VERBOSE oneMKL.*?\(Intel\(R\) ([^)]+)\)", out)
+    dnnl = re.search(r"onednn_verbose,.*?isa:([^,\n]+)", out)
+    found["MKL"] = mkl.group(1) if mkl else "?"
+    found["oneDNN"] = dnnl.group(1).strip() if dnnl else "?"
+    return found
+
+
+def _cut(text: str, width: int = 23) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m companion.portable [--level auto|avx2|sse] [--jobs N] [notebooks...]``: the
+    notebooks under nbval at ``BOOK_SCALE=ci`` with this CPU's kernels swapped for a lesser CPU's
+    (``auto``: AVX2 on an AVX-512 machine, else SSE), after the stored-digits test. Stored outputs
+    that pass here and under ``make test-notebooks`` do not depend on the CPU's kernels."""
+    import argparse
+    import os
+    import subprocess
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m companion.portable", description=main.__doc__)
+    parser.add_argument("--level", choices=("auto", *KERNEL_LEVELS), default="auto")
+    parser.add_argument("--jobs", "-n", default="2")
+    parser.add_argument("notebooks", nargs="*", default=["notebooks"])
+    args = parser.parse_args(argv)
+
+    now = kernels()
+    level = args.level if args.level != "auto" else ("avx2" if now["torch ATen"].upper().startswith("AVX512") else "sse")
+    env = KERNEL_LEVELS[level]
+    swapped = kernels(env)
+    print(f"kernels: {'library':<12} {'this CPU':<24} under --level {level}")
+    for lib in now:
+        print(f"         {lib:<12} {_cut(now[lib]):<24} {_cut(swapped[lib])}")
+    if swapped == now:
+        print(f"--level {level} changes no library's kernels on this CPU: try another level", file=sys.stderr)
+        return 2
+    root = Path(__file__).resolve().parents[1]
+    print("\n=== stored outputs show only stable digits (tests/test_notebook_float_digits.py)", flush=True)
+    rc = subprocess.call([sys.executable, "-m", "pytest", "tests/test_notebook_float_digits.py", "-q", "-rfE",
+                          "-p", "no:randomly", "-p", "no:cacheprovider"], cwd=root)
+    print(f"\n=== nbval at BOOK_SCALE=ci with {' '.join(f'{k}={v}' for k, v in env.items())}", flush=True)
+    rc_nb = subprocess.call(
+        [sys.executable, "-m", "pytest", "--nbval", *args.notebooks, "--nbval-sanitize-with",
+         "tests/nbval_sanitize.cfg", "--nbval-current-env", "--nbval-cell-timeout=600", "-q",
+         "-p", "no:randomly", *(["-n", args.jobs, "--dist", "loadfile"] if args.jobs not in ("0", "1") else [])],
+        cwd=root, env={**os.environ, "BOOK_SCALE": "ci", **env})
+    return rc or rc_nb
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
