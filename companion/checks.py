@@ -16,7 +16,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["check_finite", "check_ids", "check_int", "check_like", "check_optional_size", "check_rate", "check_texts"]
+__all__ = ["check_finite", "check_ids", "check_int", "check_like", "check_optional_size", "check_rate", "check_texts",
+           "check_token_lists"]
 
 
 def check_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -40,15 +41,16 @@ def check_rate(value: Any, name: str) -> None:
         raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
 
 
-def check_ids(ids: Any, name: str, vocab_size: int, what: str = "the vocabulary size", dim: int = 2) -> None:
-    """``ids`` is an integer tensor of ``dim`` dimensions whose values lie in ``[0, vocab_size)``.
+def check_ids(ids: Any, name: str, vocab_size: int, what: str = "the vocabulary size", dim: int | None = 2) -> None:
+    """``ids`` is an integer tensor of ``dim`` dimensions (``None``: any) whose values lie in
+    ``[0, vocab_size)``.
 
     One ``aminmax`` and one host sync: cheap enough for every forward pass."""
     if not isinstance(ids, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
     if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer ids (torch.long), got dtype {ids.dtype}")
-    if ids.dim() != dim:
+    if dim is not None and ids.dim() != dim:
         shape = "[batch, length]" if dim == 2 else f"{dim}-D"
         hint = "; add a batch dimension with ids[None]" if dim == 2 and ids.dim() == 1 else ""
         raise ValueError(f"{name} must be a {shape} tensor, got shape {tuple(ids.shape)}{hint}")
@@ -79,6 +81,20 @@ def check_texts(texts: Any, name: str = "sentences") -> None:
     for i, s in enumerate(texts):
         if not isinstance(s, str):
             raise TypeError(f"{name}[{i}] must be a str, got {type(s).__name__} {s!r}")
+
+
+def check_token_lists(sentences: Any, name: str = "sentences") -> None:
+    """A list of sentences, each a list (or tuple) of token strings. A sentence given as one string
+    is refused: iterating it would give its characters as tokens."""
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError(f"{name} must be a list of tokenised sentences (lists of str), got {type(sentences).__name__}")
+    for i, s in enumerate(sentences):
+        if isinstance(s, str) or not isinstance(s, Sequence):
+            raise TypeError(f"{name}[{i}] must be a list of token strings, got {type(s).__name__} {s!r:.60}; "
+                            "split the text into tokens first")
+        for j, w in enumerate(s):
+            if not isinstance(w, str):
+                raise TypeError(f"{name}[{i}][{j}] must be a token string, got {type(w).__name__} {w!r:.40}")
 
 
 def check_finite(value: Any, name: str, minimum: float = 0.0) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -334,3 +335,141 @@ def test_surrogates_give_tiktokens_ids(gpt2_pair, text):
     ours, tk = gpt2_pair
     assert ours.encode_ordinary(text) == tk.encode_ordinary(text)
     assert ours.encode(text) == tk.encode(text)
+
+
+# ------------------------------------------------------------------- helpers and task data
+
+
+def test_padding_and_task_batch_helpers_refuse_empty_and_ragged_input():
+    from companion.transformer import mean_pool, pad_batch, task_batch
+
+    with pytest.raises(ValueError, match=r"pairs must be a non-empty list of \(ids, segments\) pairs, got \[\]"):
+        pad_batch(BertConfig(), [])
+    with pytest.raises(ValueError, match=r"pairs\[1\] must be \(ids, segments\) of equal lengths"):
+        pad_batch(BertConfig(), [([2, 3], [0, 0]), ([2, 5, 3], [0, 0])])
+    with pytest.raises(ValueError, match="examples must be a non-empty list"):
+        task_batch(GPTConfig(), "classification", [])
+    with pytest.raises(ValueError, match="task 'clasification' is unknown"):
+        task_batch(GPTConfig(), "clasification", [([1], 0)])
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of hidden\[..., 0\], \(2, 3\), got \(2, 4\)"):
+        mean_pool(torch.zeros(2, 3, 4), torch.ones(2, 4))
+
+
+def test_a_misspelt_split_names_the_task_and_its_splits():
+    from companion.data.errors import UnknownSplitError
+    from companion.data.tasks import Example, TaskData
+
+    task = TaskData("toy", {"train": [Example("a", 0)], "test": [Example("b", 1)]}, ("n", "p"), "single", "accuracy")
+    with pytest.raises(UnknownSplitError, match=r"toy has no split 'tset'; its splits are \['test', 'train'\]"):
+        task.splits["tset"]
+    with pytest.raises(ValueError, match="toy has no split 'validation'"):  # also a ValueError
+        task.split("validation")
+    with pytest.raises(KeyError):  # and still a KeyError, as a dict lookup raises
+        task.splits["dev"]
+    assert task.splits.get("dev") is None and task.split("train") == [Example("a", 0)]
+
+
+# ------------------------------------------------------------------------- sentence encoders
+
+
+def test_chapter7_sentence_encoders_refuse_one_string_and_accept_an_empty_list():
+    from companion.transformer.chapter7b import bert_sentence_encoder
+    from companion.transformer.tokenizers import ByteLevelBPE
+
+    tok = ByteLevelBPE.train("hello world " * 10, vocab_size=262,
+                             special_tokens=("<|endoftext|>", "[PAD]", "[CLS]", "[SEP]", "[MASK]"))
+    enc = BertEncoder(BertConfig(vocab_size=len(tok), max_len=16, n_layer=1, n_head=2, d_model=16, pad_id=257,
+                                 unk_id=256, cls_id=258, sep_id=259, mask_id=260))
+    encode = bert_sentence_encoder(enc, tok, pooling="mean")
+    with pytest.raises(TypeError, match=r"sentences must be a list of strings, got one string \('hello world'\)"):
+        encode("hello world")
+    with pytest.raises(TypeError, match=r"sentences\[1\] must be a str, got int 3"):
+        encode(["hello", 3])
+    assert encode([]).shape == (0, 16)
+    assert encode(["hello", "world"]).shape == (2, 16)
+
+
+def test_probes_refuse_untokenised_sentences_and_bad_features():
+    from companion.probing import probes, structural
+
+    probes.register_extractor("_bad_inputs_random", probes.random_extractor(4))
+    with pytest.raises(TypeError, match=r"sentences\[0\] must be a list of token strings, got str 'the cat'"):
+        probes.extract("_bad_inputs_random", ["the cat", "sat"])  # would give one vector per character
+    with pytest.raises(TypeError, match="sentences must be a list of tokenised sentences"):
+        probes.extract("_bad_inputs_random", "the cat")
+    X, y = np.zeros((4, 3)), np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="train features hold NaN"):
+        probes.fit_probe(np.full((4, 3), np.nan), y, X, y)
+    with pytest.raises(ValueError, match="y_train must hold class indices"):
+        probes.fit_probe(X, np.array(["N", "V", "N", "V"]), X, y)
+    with pytest.raises(ValueError, match="y_train holds class 1, outside n_classes=1"):
+        probes.fit_probe(X, y, X, y, n_classes=1)
+    with pytest.raises(ValueError, match="d must be an int >= 1, got 0"):
+        probes.make_probe(0, 2, probes.ProbeConfig())
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\]"):
+        probes.ProbeConfig(dropout=2.0)
+    with pytest.raises(ValueError, match=r"pred_dist must be \[n, n\] for the 3 words"):
+        structural.uuas(np.zeros((2, 2)), [-1, 0, 1])
+    with pytest.raises(ValueError, match=r"heads must be word indices in \[0, 3\) or -1"):
+        structural.uuas(np.zeros((3, 3)), [-1, 0, 7])
+
+
+@FAST
+@given(st.lists(st.one_of(st.text(max_size=5), st.lists(st.text(max_size=4), max_size=4)), max_size=4))
+def test_extract_accepts_exactly_lists_of_token_lists(sentences):
+    from companion.probing import probes
+
+    probes.register_extractor("_bad_inputs_random", probes.random_extractor(4))
+    if all(isinstance(s, list) for s in sentences):
+        layers = probes.extract("_bad_inputs_random", sentences)
+        assert layers[0].shape == (sum(map(len, sentences)), 4)
+    else:
+        with pytest.raises(TypeError, match="must be a list of token strings"):
+            probes.extract("_bad_inputs_random", sentences)
+
+
+# ------------------------------------------------------------------------ harnesses and PEFT
+
+
+def test_glue_and_tagging_harnesses_check_their_arguments():
+    from companion.data.tasks import TaggedSentence
+    from companion.evaluate import glue, tagging
+
+    with pytest.raises(TypeError, match="predict must be a function"):
+        glue.evaluate_glue({"toy": None}, ["mrpc"])
+    sents = [TaggedSentence(("a", "b"), ("N", "V")), TaggedSentence(("c",), ("N",))]
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+        tagging.evaluate_tagger(lambda b: [["N"] * len(s) for s in b], sents, spans=False, batch_size=0)
+    enc = lambda batch: [np.eye(4)[: len(s)] for s in batch]  # noqa: E731
+    with pytest.raises(ValueError, match="c_grid must be a non-empty list of positive, finite C values"):
+        tagging.token_probe(enc, sents, sents, spans=False, c_grid=())
+    with pytest.raises(ValueError, match="c_grid must be .* got \\[1.0, -1.0\\]"):
+        tagging.token_probe(enc, sents, sents, spans=False, c_grid=[1.0, -1.0])
+    with pytest.raises(ValueError, match="max_train_tokens must be a positive int, or None"):
+        tagging.token_probe(enc, sents, sents, spans=False, max_train_tokens=0)
+
+
+def test_peft_wrappers_check_their_arguments():
+    from companion.transfer import peft
+
+    def enc():
+        return BertEncoder(BertConfig(vocab_size=50, max_len=16, n_layer=1, n_head=2, d_model=16))
+
+    with pytest.raises(TypeError, match="model must be a torch nn.Module .* got str"):
+        peft.bitfit("bert")
+    with pytest.raises(TypeError, match="bottleneck must be an int >= 1, got float 1.5"):
+        peft.add_adapters(enc(), bottleneck=1.5)
+    with pytest.raises(ValueError, match="alpha must be a finite number >= 0, got nan"):
+        peft.add_lora(enc(), alpha=float("nan"))
+    with pytest.raises(ValueError, match="already has LoRA layers; merge_lora"):
+        peft.add_lora(peft.add_lora(enc()))
+    with pytest.raises(ValueError, match="hidden must be a positive int, or None"):
+        peft.add_prefix(enc(), hidden=0)
+    with pytest.raises(ValueError, match=r"init_ids holds 99, outside \[0, 50\)"):
+        peft.SoftPromptEncoder(enc(), n_prompt=2, init_ids=[5, 99])
+    soft = peft.SoftPromptEncoder(enc(), n_prompt=2)
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of ids, \(1, 3\), got \(1, 2\)"):
+        soft(torch.tensor([[2, 7, 3]]), None, torch.ones(1, 2))
+    prefixed = peft.add_prefix(enc(), n_prefix=2)
+    with pytest.raises(ValueError, match=r"ids holds 60, outside \[0, 50\)"):
+        prefixed(torch.tensor([[2, 60, 3]]))

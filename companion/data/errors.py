@@ -21,6 +21,14 @@ class UnknownDatasetError(ValueError):
     """A dataset name that is not in the registry."""
 
 
+class UnknownSplitError(KeyError, ValueError):
+    """A split name a task does not have (a ``KeyError``, as a dict lookup raises, and a
+    ``ValueError``); the message lists the splits it has."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
 class ChecksumError(ValueError):
     """What was fetched does not have the sha256 the registry records."""
 

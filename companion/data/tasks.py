@@ -54,7 +54,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._io import bad_line, read_lines, read_text
-from .errors import DataFormatError, UnknownDatasetError
+from .errors import DataFormatError, UnknownDatasetError, UnknownSplitError
+
+
+class Splits(dict):
+    """A task's splits by name (a ``dict``): a name it lacks (``"tset"``, ``"validation"``) raises
+    :class:`UnknownSplitError` naming the task and the splits it has."""
+
+    def __init__(self, splits=(), task: str = ""):
+        super().__init__(splits)
+        self.task = task
+
+    def __missing__(self, key):
+        raise UnknownSplitError(f"{self.task or 'the task'} has no split {key!r}; its splits are {sorted(self)}")
+
+    def __reduce__(self):  # pickles (and copies) with its task name
+        return (Splits, (dict(self), self.task))
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,14 @@ class TaskData:
     metric: str
     cv_folds: int | None = None
     license: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.splits, Splits):
+            self.splits = Splits(self.splits, self.name)
+
+    def split(self, name: str) -> list[Example]:
+        """The examples of split ``name`` (``UnknownSplitError`` lists the splits when it is not one)."""
+        return self.splits[name]
 
     def sizes(self) -> dict[str, int]:
         """Examples per split."""
@@ -174,7 +197,7 @@ def load_tagging(name: str, root: str | os.PathLike | None = None) -> dict[str, 
     if name not in _TAGGING:
         raise UnknownDatasetError(f"unknown tagging set {name!r}; known: {', '.join(TAGGING_NAMES)}")
     loader, dataset = _TAGGING[name]
-    return loader(_root(dataset, root) if dataset else root)
+    return Splits(loader(_root(dataset, root) if dataset else root), name)
 
 
 def _root(dataset: str, root: str | os.PathLike | None) -> Path:

@@ -305,6 +305,11 @@ def evaluate_glue(
     Raises:
         ValueError / TypeError: for predictions of the wrong length, type or range.
     """
+    if not callable(predict):
+        raise TypeError(f"predict must be a function (task name, examples) -> predictions, got "
+                        f"{type(predict).__name__}; evaluate_glue(predict, tasks)")
+    if isinstance(tasks, str):
+        tasks = [tasks]  # one task name, not its characters
     items = tasks.values() if isinstance(tasks, Mapping) else tasks
     loaded = [load_glue(t, scale) if isinstance(t, (str, TaskData)) else t for t in items]
     if not loaded:

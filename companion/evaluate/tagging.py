@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import numbers
 import re
 import time
 import warnings
@@ -35,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..checks import check_int, check_optional_size
 from ..data.tasks import TaggedSentence
 from ..scale import pick
 
@@ -222,6 +224,7 @@ def evaluate_tagger(
         ValueError: if the tagger returns the wrong number of sentences or tags.
     """
     _check_sentences(sentences, "sentences")
+    check_int(batch_size, "batch_size")
     pred: list[list[str]] = []
     for start in range(0, len(sentences), batch_size):
         batch = [s.tokens for s in sentences[start:start + batch_size]]
@@ -295,6 +298,12 @@ def token_probe(
 
     _check_sentences(train, "train")
     _check_sentences(test, "test")
+    check_int(batch_size, "batch_size")
+    check_optional_size(max_train_tokens, "max_train_tokens", "by BOOK_SCALE")
+    check_optional_size(max_eval_tokens, "max_eval_tokens", "by BOOK_SCALE")
+    if isinstance(c_grid, str) or len(c_grid) == 0 or not all(
+            isinstance(c, numbers.Real) and not isinstance(c, bool) and 0 < c < float("inf") for c in c_grid):
+        raise ValueError(f"c_grid must be a non-empty list of positive, finite C values, got {c_grid!r}")
     if max_train_tokens is None:
         max_train_tokens = pick(ci=3_000, laptop=30_000, gpu=None)
     if max_eval_tokens is None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..checks import check_texts
 from ..scale import pick
 
 
@@ -299,9 +300,12 @@ def sentence_vectors(encoder, tok, texts: Sequence[str], batch_size: int = 64) -
     the average over the sentence's tokens without ``[CLS]``/``[SEP]`` (cut to ``max_len``)."""
     from .probes import bert_layers
 
+    check_texts(texts, "texts")
     enc = getattr(encoder, "encoder", encoder)
     c = enc.config
     run = bert_layers(enc)
+    if not texts:
+        return [np.zeros((0, c.d_model), dtype=np.float32) for _ in range(len(enc.blocks) + 1)]
     ids = [[c.cls_id, *tok.ids(t)[: c.max_len - 2], c.sep_id] for t in texts]
     out: list[list[np.ndarray]] = []
     for b in range(0, len(ids), batch_size):

@@ -17,6 +17,7 @@ with :func:`register_extractor` without touching this file.
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from ..checks import check_finite, check_int, check_rate, check_token_lists
 
 Extractor = Callable[[Sequence[Sequence[str]]], list[np.ndarray]]
 FEATURE_EXTRACTORS: dict[str, Extractor] = {}
@@ -45,6 +48,7 @@ def extract(name: str, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
     if name not in FEATURE_EXTRACTORS:
         raise KeyError(f"no representation {name!r}; registered: {sorted(FEATURE_EXTRACTORS)} "
                        f"(add one with register_extractor)")
+    check_token_lists(sentences)
     layers = FEATURE_EXTRACTORS[name](sentences)
     n = sum(len(s) for s in sentences)
     for i, a in enumerate(layers):
@@ -314,12 +318,20 @@ class ProbeConfig:
         if self.kind not in ("linear", "mlp"):
             raise ValueError(f"kind must be 'linear' or 'mlp', got {self.kind!r}")
         for name in ("hidden", "epochs", "batch_size"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_rate(self.dropout, "dropout")
+        check_finite(self.weight_decay, "weight_decay")
+        check_finite(self.lr, "lr")
+        if self.lr == 0:
+            raise ValueError("lr must be > 0, got 0")
 
 
 def make_probe(d: int, n_classes: int, config: ProbeConfig) -> nn.Module:
     """The classifier: linear, or Linear-ReLU-Dropout-Linear."""
+    check_int(d, "d")
+    check_int(n_classes, "n_classes")
     torch.manual_seed(config.seed)
     if config.kind == "linear":
         return nn.Sequential(nn.Dropout(config.dropout), nn.Linear(d, n_classes))
@@ -363,6 +375,8 @@ def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> None:
         raise ValueError(f"{what} features must be [n, d], got shape {X.shape}")
     if len(X) != len(y):
         raise ValueError(f"{what}: {len(X)} feature rows but {len(y)} labels")
+    if not np.isfinite(X).all():
+        raise ValueError(f"{what} features hold NaN or infinite values")
 
 
 def fit_probe(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
@@ -375,7 +389,15 @@ def fit_probe(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_te
     config = config or ProbeConfig()
     _check_xy(X_train, y_train, "train")
     _check_xy(X_test, y_test, "test")
+    if len(y_train) == 0:
+        raise ValueError("train: no examples to fit a probe on")
+    labels = np.asarray(y_train)
+    if labels.dtype.kind not in "iuf" or labels.min() < 0 or (labels != np.round(labels)).any():
+        raise ValueError(f"y_train must hold class indices (ints >= 0), got dtype {labels.dtype} "
+                         f"({labels[:3]!r}...); encode string labels with encode_labels")
     n_classes = n_classes or int(y_train.max()) + 1
+    if labels.max() >= n_classes:
+        raise ValueError(f"y_train holds class {int(labels.max())}, outside n_classes={n_classes}")
     mean = X_train.mean(0) if config.standardize else np.zeros(X_train.shape[1], np.float32)
     std = X_train.std(0) + 1e-6 if config.standardize else np.ones(X_train.shape[1], np.float32)
     device = torch.device(config.device)

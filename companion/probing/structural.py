@@ -192,6 +192,12 @@ def uuas(pred_dist: np.ndarray, heads: Sequence[int], keep: Sequence[bool] | Non
     """``(correct, total)`` undirected attachments: gold edges between kept words, and how many of
     them are in the minimum spanning tree of ``pred_dist`` over the kept words."""
     n = len(heads)
+    if np.shape(pred_dist) != (n, n):
+        raise ValueError(f"pred_dist must be [n, n] for the {n} words of heads, got shape {np.shape(pred_dist)}")
+    if keep is not None and len(keep) != n:
+        raise ValueError(f"keep must hold one flag per word ({n}), got {len(keep)}")
+    if any(not -1 <= h < n for h in heads):
+        raise ValueError(f"heads must be word indices in [0, {n}) or -1 (the root), got {list(heads)}")
     keep_idx = [i for i in range(n) if keep is None or keep[i]]
     gold = {(min(i, h), max(i, h)) for i, h in enumerate(heads)
             if h != -1 and i in set(keep_idx) and h in set(keep_idx)}

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_finite, check_ids, check_int, check_like, check_optional_size
 from ..transformer.attention import MultiHeadAttention, causal_mask
 from ..transformer.blocks import Block
 
@@ -40,6 +41,8 @@ METHODS = ("full", "bitfit", "adapters", "lora", "prefix", "prompt", "ptuning")
 
 def freeze(model: nn.Module) -> nn.Module:
     """Turn off gradients for every parameter of ``model`` (returned for chaining)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch nn.Module (a GPT, a BERT encoder...), got {type(model).__name__}")
     for p in model.parameters():
         p.requires_grad_(False)
     return model
@@ -84,8 +87,7 @@ class Adapter(nn.Module):
 
     def __init__(self, d_model: int, bottleneck: int, generator: torch.Generator | None = None):
         super().__init__()
-        if bottleneck < 1:
-            raise ValueError(f"bottleneck must be a positive int, got {bottleneck!r}")
+        check_int(bottleneck, "bottleneck")
         self.down = nn.Linear(d_model, bottleneck)
         self.up = nn.Linear(bottleneck, d_model)
         nn.init.normal_(self.down.weight, std=0.02, generator=generator)
@@ -188,9 +190,13 @@ class LoRALinear(nn.Module):
 def add_lora(model: nn.Module, r: int = 4, alpha: float = 8.0, targets: str = "qv", seed: int = 0) -> nn.Module:
     """Freeze ``model`` and add LoRA to every block's attention, in place. ``targets`` picks the
     projections among ``q``, ``k``, ``v`` (fused ``qkv``) and ``o`` (the output ``proj``)."""
-    if not targets or set(targets) - set("qkvo"):
+    if not isinstance(targets, str) or not targets or set(targets) - set("qkvo"):
         raise ValueError(f"targets must be letters among 'qkvo', got {targets!r}")
+    check_finite(alpha, "alpha")
     freeze(model)
+    if any(isinstance(m, LoRALinear) for m in model.modules()):
+        raise ValueError(f"{type(model).__name__} already has LoRA layers; merge_lora(model) first, or adapt a "
+                         "fresh copy of the pre-trained model")
     for i, block in enumerate(_blocks(model)):
         attn = block.attn.sublayer if isinstance(block.attn, Adapted) else block.attn
         d = attn.proj.in_features
@@ -222,8 +228,8 @@ class PrefixGenerator(nn.Module):
 
     def __init__(self, n_layer: int, n_prefix: int, d_model: int, hidden: int | None = None, seed: int = 0):
         super().__init__()
-        if n_prefix < 1:
-            raise ValueError(f"n_prefix must be a positive int, got {n_prefix!r}")
+        check_int(n_prefix, "n_prefix")
+        check_optional_size(hidden, "hidden", "no reparameterisation MLP")
         torch.manual_seed(seed)
         self.shape = (n_layer, 2, n_prefix, d_model)
         if hidden:
@@ -327,8 +333,7 @@ class SoftPromptEncoder(nn.Module):
     def __init__(self, encoder: nn.Module, n_prompt: int = 8, reparam: str | None = None,
                  init_ids: list[int] | None = None, seed: int = 0):
         super().__init__()
-        if n_prompt < 1:
-            raise ValueError(f"n_prompt must be a positive int, got {n_prompt!r}")
+        check_int(n_prompt, "n_prompt")
         if reparam not in (None, "lstm"):
             raise ValueError(f"reparam must be None (prompt tuning) or 'lstm' (P-tuning), got {reparam!r}")
         self.encoder, self.config, self.n_prompt = freeze(encoder), encoder.config, n_prompt
@@ -339,6 +344,8 @@ class SoftPromptEncoder(nn.Module):
             self.prompt_encoder = PromptEncoder(n_prompt, d).to(dev)
         else:
             tok = encoder.embeddings.tok.weight
+            if init_ids:
+                check_ids(torch.as_tensor(init_ids), "init_ids", tok.shape[0], dim=1)
             init = tok[torch.tensor(init_ids)][:n_prompt] if init_ids else None
             if init is None or len(init) < n_prompt:  # the rest from random vocabulary rows
                 idx = torch.randint(0, tok.shape[0], (n_prompt,))
@@ -352,7 +359,8 @@ class SoftPromptEncoder(nn.Module):
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         enc, P = self.encoder, self.n_prompt
-        x = enc.embeddings(ids, segments)
+        x = enc.embeddings(ids, segments)  # checks ids and segments
+        check_like(attention_mask, "attention_mask", ids)
         B, T, _ = x.shape
         x = torch.cat([x[:, :1], self.prompts()[None].expand(B, -1, -1), x[:, 1:]], 1)
         m = torch.ones(B, T, dtype=torch.long, device=ids.device) if attention_mask is None else attention_mask

@@ -17,13 +17,14 @@ converts weights both ways exactly.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_ids, check_like
+from ..checks import check_ids, check_int, check_like
 from ..device import get_device
 from .attention import padding_mask
 from .blocks import (
@@ -137,6 +138,9 @@ class Pooler(nn.Module):
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
     """The average of the real tokens' vectors (Sentence-BERT's pooling): ``[B, d]``."""
+    if hidden.dim() != 3:
+        raise ValueError(f"hidden must be [batch, length, d], got shape {tuple(hidden.shape)}")
+    check_like(attention_mask, "attention_mask", hidden[..., 0], "hidden[..., 0]")
     if attention_mask is None:
         return hidden.mean(1)
     m = attention_mask.to(hidden.dtype).unsqueeze(-1)
@@ -171,6 +175,8 @@ def mask_tokens(ids: torch.Tensor, config: BertConfig, *, attention_mask: torch.
     """
     if not 0 < p < 1:
         raise ValueError(f"p must be in (0, 1), got {p}")
+    check_ids(ids, "ids", config.vocab_size, dim=None)
+    check_like(attention_mask, "attention_mask", ids)
     dev = ids.device
     candidate = ~torch.isin(ids, torch.tensor(config.special_ids, device=dev))
     if attention_mask is not None:
@@ -200,6 +206,13 @@ def pair_inputs(config: BertConfig, a: list[int], b: list[int] | None = None) ->
 
 def pad_batch(config: BertConfig, pairs: list[tuple[list[int], list[int]]]) -> dict[str, torch.Tensor]:
     """Right-pad ``(ids, segments)`` pairs: ``{"ids", "segments", "attention_mask"}``, each ``[B, T]``."""
+    if isinstance(pairs, (str, torch.Tensor)) or not isinstance(pairs, Sequence) or not pairs:
+        raise ValueError(f"pairs must be a non-empty list of (ids, segments) pairs, got "
+                         f"{pairs!r}" if not isinstance(pairs, torch.Tensor) else "a tensor")
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or len(pair[0]) != len(pair[1]):
+            raise ValueError(f"pairs[{i}] must be (ids, segments) of equal lengths, as pair_inputs returns; "
+                             f"got {pair!r:.80}")
     T = max(len(ids) for ids, _ in pairs)
     if T > config.max_len:
         raise ValueError(f"an input of {T} tokens exceeds max_len={config.max_len}; truncate the texts")
@@ -263,6 +276,7 @@ class BertForSequence(nn.Module):
         super().__init__()
         if pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        check_int(n_out, "n_out")
         self.encoder, self.pooling = encoder, pooling
         d = encoder.config.d_model
         torch.manual_seed(seed)
@@ -290,6 +304,7 @@ class BertForTokens(nn.Module):
 
     def __init__(self, encoder: BertEncoder, n_labels: int, seed: int = 0):
         super().__init__()
+        check_int(n_labels, "n_labels")
         self.encoder = encoder
         self.drop = nn.Dropout(encoder.config.dropout)
         torch.manual_seed(seed)

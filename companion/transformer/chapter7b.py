@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from matplotlib.patches import FancyBboxPatch
 
+from ..checks import check_texts
 from ..evaluate.glue import DISPLAY, GlueTask, main_score, task_metrics
 from ..scale import pick
 from ..train import History, TrainConfig, fit
@@ -470,8 +471,9 @@ def bert_sentence_encoder(encoder: BertEncoder, tok: ByteLevelBPE, pooling: str 
 
     @torch.no_grad()
     def encode(sentences: list[str]) -> np.ndarray:
+        check_texts(sentences)
         encoder.eval()
-        out = []
+        out = [torch.zeros(0, cfg.d_model)]  # no sentences: a [0, d] array
         for i in range(0, len(sentences), batch_size):
             ids = [tok.encode_ordinary(s)[: cfg.max_len - 2] for s in sentences[i:i + batch_size]]
             b = pad_batch(cfg, [pair_inputs(cfg, x) for x in ids])
@@ -495,7 +497,8 @@ def minilm_encoder(max_len: int = 256, batch_size: int = 64) -> tuple[Callable[[
 
     @torch.no_grad()
     def encode(sentences: list[str]) -> np.ndarray:
-        out = []
+        check_texts(sentences)
+        out = [torch.zeros(0, cfg.d_model)]  # no sentences: a [0, d] array
         for i in range(0, len(sentences), batch_size):
             ids = [wp.ids(s)[: max_len - 2] for s in sentences[i:i + batch_size]]
             b = pad_batch(cfg, [pair_inputs(cfg, x) for x in ids])

@@ -22,6 +22,7 @@ top of the vocabulary (``GPTConfig.start_id``...).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -267,6 +268,11 @@ def task_batch(config: GPTConfig, task: str, examples: list[tuple], pad_id: int 
     and multiple choice (n answers, all examples the same n); ``lengths`` matches without T.
     Padding goes on the right: under the causal mask no real token ever sees it.
     """
+    if task not in TASKS:
+        raise ValueError(f"task {task!r} is unknown; use one of {TASKS}")
+    if isinstance(examples, str) or not isinstance(examples, Sequence) or not examples:
+        raise ValueError(f"examples must be a non-empty list of (a, b, label) tuples ((a, label) for "
+                         f"classification), got {examples!r:.80}")
     seqs, labels = [], []
     for ex in examples:
         a, b, label = (ex[0], None, ex[1]) if task == "classification" else ex
@@ -302,6 +308,8 @@ class GPTForTask(nn.Module):
         super().__init__()
         if task not in TASKS:
             raise ValueError(f"task {task!r} is unknown; use one of {TASKS}")
+        check_int(n_out, "n_out")
+        check_finite(lm_weight, "lm_weight")
         self.gpt, self.task, self.lm_weight = gpt, task, lm_weight
         self.drop = nn.Dropout(gpt.config.dropout)
         torch.manual_seed(seed)
