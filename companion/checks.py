@@ -75,12 +75,13 @@ def check_like(t: Any, name: str, ids: torch.Tensor, ids_name: str = "ids") -> N
 def check_texts(texts: Any, name: str = "sentences") -> None:
     """A list (or tuple) of strings; one string is refused (it would be read as its characters)."""
     if isinstance(texts, str):
-        raise TypeError(f"{name} must be a list of strings, got one string ({texts[:40]!r}); wrap it: [text]")
+        raise TypeError(f"{name} must be a list of sentences (a list of strings), not one string ({texts[:40]!r}); "
+                        "wrap it: [text]")
     if not isinstance(texts, Sequence):
-        raise TypeError(f"{name} must be a list of strings, got {type(texts).__name__}")
+        raise TypeError(f"{name} must be a list of sentences (a list of strings), got {type(texts).__name__}")
     for i, s in enumerate(texts):
         if not isinstance(s, str):
-            raise TypeError(f"{name}[{i}] must be a str, got {type(s).__name__} {s!r}")
+            raise TypeError(f"{name}[{i}] is not a str: got {type(s).__name__} {s!r:.60}")
 
 
 def check_token_lists(sentences: Any, name: str = "sentences") -> None:

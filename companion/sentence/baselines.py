@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import torch
 
+from ..checks import check_texts as _check_sentences
 from ..data.text import tokenize
 
 __all__ = [
@@ -37,14 +38,6 @@ __all__ = [
 ]
 
 Tokenizer = Callable[[str], list[str]]
-
-
-def _check_sentences(sentences: Sequence[str], what: str = "sentences") -> None:
-    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
-        raise TypeError(f"{what} must be a list of strings, got {type(sentences).__name__}")
-    for i, s in enumerate(sentences):
-        if not isinstance(s, str):
-            raise TypeError(f"{what}[{i}] is a {type(s).__name__}, not a str: {s!r}")
 
 
 def _as_matrix(vectors) -> torch.Tensor:

@@ -44,6 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_texts
 from ..data.text import tokenize
 from ..device import get_device
 from ..neural_lm.tree import huffman_tree
@@ -465,8 +466,7 @@ class Doc2VecResult:
     def encode(self, sentences: Sequence[str]) -> torch.Tensor:
         """Inferred vectors of raw sentences (tokenised with :func:`companion.data.tokenize`):
         the ``encode`` the SentEval-style harness calls."""
-        if isinstance(sentences, str):
-            raise TypeError("encode takes a list of sentences, not one string")
+        check_texts(sentences)
         return self.infer([tokenize(s) for s in sentences])
 
 

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_texts
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
@@ -81,8 +82,7 @@ class FastSentResult:
     @torch.no_grad()
     def encode(self, sentences: Sequence[str]) -> torch.Tensor:
         """``[n, dim]`` sums of source vectors (unknown words are skipped)."""
-        if isinstance(sentences, str):
-            raise TypeError("encode takes a list of sentences, not one string")
+        check_texts(sentences)
         unk = self.vocab.unk_id
         rows = [[i for i in self.vocab.encode(tokenize(s)) if i != unk] for s in sentences]
         if not rows:
