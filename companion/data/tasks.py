@@ -35,6 +35,7 @@ fewglue_rte    pair    accuracy 32 (train only)            entailment / not_enta
 chnsenticorp   single  accuracy all 7,765 (10-fold CV)     negative / positive
 ocnli          pair    accuracy 9,985 (3k: 2,994) / 2,950  entailment / neutral / contradiction
 thucnews       single  accuracy 10,000 / - / 10,000        10 news topics (class.txt)
+imdb           single  accuracy 25,000 / - / 25,000        negative / positive
 ============== ======= ======== ========================== ==================================
 
 (splits are train / dev / test; "-" = none; OCNLI's dev is the test set, its test labels are not
@@ -150,7 +151,7 @@ class TaggedSentence:
 TASK_NAMES: tuple[str, ...] = (
     "mr", "cr", "subj", "mpqa", "trec", "sst2", "sst5", "sst2_glue", "mrpc", "stsb",
     "sick_r", "sick_e", "rte", "ag_news", "fewglue_boolq", "fewglue_cb", "fewglue_rte",
-    "chnsenticorp", "ocnli", "thucnews",
+    "chnsenticorp", "ocnli", "thucnews", "imdb",
 )
 TAGGING_NAMES: tuple[str, ...] = ("brown_pos", "conll2000_chunk", "conll2003_ner", "ptb_pos")
 
@@ -171,6 +172,8 @@ def load_task(name: str, root: str | os.PathLike | None = None) -> TaskData:
     if name not in _TASKS:
         raise UnknownDatasetError(f"unknown task {name!r}; known tasks: {', '.join(TASK_NAMES)}")
     loader, dataset = _TASKS[name]
+    if dataset == "imdb":  # repacked files verified by their own loader (companion.data.imdb)
+        return loader(root)
     from .registry import get_dataset
 
     task = loader(_root(dataset, root))
@@ -521,6 +524,12 @@ def _thucnews(root: Path) -> TaskData:
     return TaskData("thucnews", splits, labels, "single", "accuracy")
 
 
+def _imdb(root: Path | None) -> TaskData:
+    from .imdb import imdb_task  # imported here: it builds Example/TaskData from this module
+
+    return imdb_task(root)
+
+
 _TASKS: dict[str, tuple[Callable[[Path], TaskData], str]] = {
     "mr": (_senteval("mr", "rt-polarity.all", ("negative", "positive")), "senteval_mr"),
     "cr": (_senteval("cr", "custrev.all", ("negative", "positive")), "senteval_cr"),
@@ -543,6 +552,7 @@ _TASKS: dict[str, tuple[Callable[[Path], TaskData], str]] = {
     "chnsenticorp": (_chnsenticorp, "chnsenticorp"),
     "ocnli": (_ocnli, "ocnli"),
     "thucnews": (_thucnews, "thucnews_titles"),
+    "imdb": (_imdb, "imdb"),
 }
 assert tuple(_TASKS) == TASK_NAMES
 
