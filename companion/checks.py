@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 __all__ = ["check_finite", "check_ids", "check_int", "check_like", "check_optional_size", "check_rate", "check_texts",
-           "check_token_lists"]
+           "check_token_lists", "id_list"]
 
 
 def check_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -96,6 +96,26 @@ def check_token_lists(sentences: Any, name: str = "sentences") -> None:
         for j, w in enumerate(s):
             if not isinstance(w, str):
                 raise TypeError(f"{name}[{i}][{j}] must be a token string, got {type(w).__name__} {w!r:.40}")
+
+
+def id_list(ids: Any, name: str = "ids") -> list[int]:
+    """Token ids to decode as a list of ints: an iterable of ints (numpy ints too) or a 0-/1-D
+    integer tensor. A string, a float (``1.7`` would silently decode id 1) or a 2-D tensor (a
+    batch: decode each row) raise ``TypeError``/``ValueError``."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"{name} must be a list of int token ids, got {type(ids).__name__} {ids[:40]!r}")
+    if isinstance(ids, torch.Tensor):
+        if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+            raise TypeError(f"{name} must hold integer token ids, got a tensor of dtype {ids.dtype}")
+        if ids.dim() > 1:
+            raise ValueError(f"{name} must be one sequence of ids, got shape {tuple(ids.shape)}; decode each row")
+        return ids.reshape(-1).tolist()
+    out = []
+    for k, i in enumerate(ids):
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+            raise TypeError(f"{name}[{k}] must be an int token id, got {type(i).__name__} {i!r:.40}")
+        out.append(int(i))
+    return out
 
 
 def check_finite(value: Any, name: str, minimum: float = 0.0) -> None:

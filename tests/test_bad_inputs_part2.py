@@ -473,3 +473,43 @@ def test_peft_wrappers_check_their_arguments():
     prefixed = peft.add_prefix(enc(), n_prefix=2)
     with pytest.raises(ValueError, match=r"ids holds 60, outside \[0, 50\)"):
         prefixed(torch.tensor([[2, 60, 3]]))
+
+
+# ------------------------------------------------------------------------------ neighbours
+
+
+@pytest.mark.parametrize("bad", ["12", [1.7], [True], torch.tensor([1.0]), torch.tensor([[1, 2]])])
+def test_decoders_refuse_ids_that_int_would_quietly_convert(bad):
+    """``int(1.7)`` is 1 and ``int("12")`` is 12: the decoders took such ids before."""
+    from companion.transformer.tokenizers import BPE, WordPiece
+
+    text = "low lower lowest newer wider " * 5
+    for tok in (BPE.train(text, vocab_size=30), WordPiece.train(text, vocab_size=30), _small_byte_bpe()):
+        with pytest.raises((TypeError, ValueError), match="ids"):
+            tok.decode(bad)
+        assert tok.decode(torch.tensor([1, 2])) == tok.decode([1, 2]) == tok.decode(np.array([1, 2]))
+
+
+def test_pretraining_helpers_and_task_heads_check_sizes():
+    import importlib
+
+    pre = importlib.import_module("companion.transformer.pretrain")
+    from companion.transformer import GPTForTask
+
+    with pytest.raises(ValueError, match="block_size must be an int >= 1, got 0"):
+        pre.pack_lm([[1, 2, 3]], 0)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+        pre.lm_batches(torch.zeros(4, 5, dtype=torch.long), 0)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+        pre.mlm_batches(torch.zeros(4, 5, dtype=torch.long), BertConfig(), 0)
+    gpt = GPT(GPTConfig(vocab_size=20, block_size=8, n_layer=1, n_head=2, d_model=8))
+    head = GPTForTask(gpt, "classification", 2)
+    for lengths, bad in (([0], 0), ([9], 9)):  # 0 read the last padded position as the extract token
+        with pytest.raises(ValueError, match=rf"lengths must be in \[1, 3\] .* got {bad}"):
+            head({"ids": torch.tensor([[1, 2, 3]]), "lengths": torch.tensor(lengths)})
+    with pytest.raises(ValueError, match="logits must be \\[batch, vocabulary\\]"):
+        sample_next(torch.zeros(20))
+    with pytest.raises(TypeError, match="text must be a str, got NoneType"):
+        from companion.transformer.tokenizers import BPE
+
+        BPE.train("a b a b", num_merges=1).encode(None)

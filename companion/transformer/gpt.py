@@ -208,6 +208,8 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
                 top_p: float | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
     """One token id per row ``[B, 1]`` from next-token logits ``[B, V]``."""
     check_sampling(temperature, top_k, top_p)
+    if logits.dim() != 2:
+        raise ValueError(f"logits must be [batch, vocabulary], got shape {tuple(logits.shape)}")
     if temperature == 0:
         return logits.argmax(-1, keepdim=True)
     logits = logits / temperature
@@ -296,6 +298,19 @@ def task_batch(config: GPTConfig, task: str, examples: list[tuple], pad_id: int 
     return {"ids": ids, "lengths": lengths, "labels": torch.tensor(labels, dtype=dtype)}
 
 
+def _check_lengths(ids: torch.Tensor, lengths: torch.Tensor) -> None:
+    """``lengths`` (one per row of ``ids``, as :func:`task_batch` makes them) in ``[1, T]``: a
+    length of 0 would read the last padded position as the extract token."""
+    if not isinstance(lengths, torch.Tensor) or lengths.shape != ids.shape[:-1]:
+        raise ValueError(f"lengths must be a tensor of shape {tuple(ids.shape[:-1])} (one per row of ids), got "
+                         f"{tuple(lengths.shape) if isinstance(lengths, torch.Tensor) else type(lengths).__name__}")
+    if lengths.numel():
+        lo, hi = torch.aminmax(lengths)
+        if bool((lo < 1) | (hi > ids.shape[-1])):
+            raise ValueError(f"lengths must be in [1, {ids.shape[-1]}] (the tokens of each row up to its extract "
+                             f"token), got {int(lo) if int(lo) < 1 else int(hi)}")
+
+
 class GPTForTask(nn.Module):
     """A pre-trained :class:`GPT` plus one linear layer on the extract token's hidden state.
 
@@ -327,6 +342,7 @@ class GPTForTask(nn.Module):
 
     def _forward(self, batch):
         ids, lengths = batch["ids"], batch["lengths"]
+        _check_lengths(ids, lengths)
         flat_ids = ids.reshape(-1, ids.shape[-1])
         feats, h = self._features(flat_ids, lengths.reshape(-1))
         if self.task == "similarity":

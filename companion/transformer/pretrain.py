@@ -30,6 +30,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from ..checks import check_int
 from ..train import History, TrainConfig, fit
 from .bert import BertConfig, BertForPreTraining, mask_tokens
 from .gpt import GPT, GPTConfig
@@ -45,6 +46,7 @@ def pack_lm(docs: list[list[int]], block_size: int, eos_id: int | None = None) -
     of ``block_size + 1`` ids, consecutive rows overlapping by one id so that every token is a
     target exactly once. The incomplete tail is dropped."""
     _check_docs(docs)
+    check_int(block_size, "block_size")
     stream = [t for d in docs for t in ([*d, eos_id] if eos_id is not None else d)]
     n = (len(stream) - 1) // block_size
     if n < 1:
@@ -70,6 +72,8 @@ def pack_mlm(docs: list[list[int]], config: BertConfig, max_len: int | None = No
 
 def lm_batches(rows: torch.Tensor, batch_size: int, seed: int = 0) -> Callable[[int], list[torch.Tensor]]:
     """``epoch -> list of [B, block+1] batches``, shuffled by ``seed + epoch``."""
+    check_int(batch_size, "batch_size")
+
     def epoch_batches(epoch: int) -> list[torch.Tensor]:
         order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(seed + epoch))
         return [rows[order[i:i + batch_size]] for i in range(0, len(rows), batch_size)]
@@ -80,6 +84,8 @@ def mlm_batches(rows: torch.Tensor, config: BertConfig, batch_size: int, seed: i
                 p: float = 0.15) -> Callable[[int], list[dict[str, torch.Tensor]]]:
     """``epoch -> list of MLM batches`` (``ids``, ``attention_mask``, ``labels``), shuffled and
     masked afresh each epoch from ``seed + epoch``."""
+    check_int(batch_size, "batch_size")
+
     def epoch_batches(epoch: int) -> list[dict[str, torch.Tensor]]:
         g = torch.Generator().manual_seed(seed + epoch)
         order = torch.randperm(len(rows), generator=g)

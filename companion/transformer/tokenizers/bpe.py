@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from ...checks import check_int
+from ...checks import check_int, id_list
 
 END_OF_WORD = "</w>"
 UNK = "<unk>"
@@ -342,6 +342,8 @@ class BPE:
 
     def tokenize(self, text: str) -> list[str]:
         """Whitespace-split ``text`` and segment every word."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         return [p for w in text.split() for p in self.segment(w)]
 
     def encode(self, text: str) -> list[int]:
@@ -352,7 +354,7 @@ class BPE:
     def decode(self, ids: Iterable[int]) -> str:
         """Join the pieces; every end-of-word marker becomes a space (the last one is dropped)."""
         try:
-            pieces = [self.inverse[int(i)] for i in ids]
+            pieces = [self.inverse[i] for i in id_list(ids)]
         except KeyError as err:
             raise ValueError(f"id {err.args[0]} is not in the vocabulary (0..{len(self.vocab) - 1})") from None
         return "".join(pieces).replace(self.end_of_word, " ").rstrip(" ")

@@ -31,6 +31,7 @@ from typing import Literal
 
 import regex
 
+from ...checks import id_list
 from .bpe import MergeStep, Pair, apply_merges, learn_merges, merge_steps
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -287,7 +288,7 @@ class ByteLevelBPE:
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes the ids stand for."""
         try:
-            return b"".join(self.decoder_bytes[int(i)] for i in ids)
+            return b"".join(self.decoder_bytes[i] for i in id_list(ids))
         except KeyError as err:
             raise ValueError(f"id {err.args[0]} is not in the vocabulary (0..{len(self.encoder) - 1})") from None
 

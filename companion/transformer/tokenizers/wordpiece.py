@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from ...checks import check_int
+from ...checks import check_int, id_list
 from .basic import BasicTokenizer
 from .bpe import learn_merges
 
@@ -198,7 +198,7 @@ class WordPiece:
         ``clean_up`` drops that space before ``.`` ``?`` ``!`` ``,`` — applied token by token, as
         HF tokenizers' WordPiece decoder does (so ``can ' t`` stays as it is)."""
         try:
-            tokens = [self.inverse[int(i)] for i in ids]
+            tokens = [self.inverse[i] for i in id_list(ids)]
         except KeyError as err:
             raise ValueError(f"id {err.args[0]} is not in the vocabulary (0..{len(self.vocab) - 1})") from None
         if skip_special_tokens:
