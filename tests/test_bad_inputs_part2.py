@@ -513,3 +513,26 @@ def test_pretraining_helpers_and_task_heads_check_sizes():
         from companion.transformer.tokenizers import BPE
 
         BPE.train("a b a b", num_merges=1).encode(None)
+
+
+def test_chapter8_models_check_ids_and_texts():
+    from companion.pretraining.harness import ModelSize, toy_vocab
+    from companion.pretraining.prefix_lm import StackLM
+    from companion.pretraining.t5 import generate_texts, score_candidates
+    from companion.pretraining.unilm import UniLMSeq2Seq
+
+    lm = StackLM(GPTConfig(vocab_size=20, block_size=8, n_layer=1, n_head=2, d_model=8))
+    with pytest.raises(ValueError, match=r"ids holds 20, outside \[0, 20\)"):
+        lm.masked_hidden(torch.tensor([[1, 20]]))
+    vocab = toy_vocab(40)
+    size = ModelSize(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=24)
+    uni = UniLMSeq2Seq(BertForPreTraining(vocab.bert_config(size)), vocab)
+    with pytest.raises(ValueError, match=r"tgt_in holds 99, outside \[0, 40\)"):
+        uni(torch.tensor([[7, 8]]), torch.tensor([[7, 99]]))
+    with pytest.raises(ValueError, match=r"src_mask must have the shape of src, \(1, 2\), got \(1, 3\)"):
+        uni(torch.tensor([[7, 8]]), torch.tensor([[7]]), torch.ones(1, 3))
+    s2s = Seq2Seq(Seq2SeqConfig(vocab_size=20, max_len=8, n_enc_layer=1, n_dec_layer=1, n_head=2, d_model=8))
+    with pytest.raises(TypeError, match="sources must be a list of sentences .* not one string"):
+        generate_texts(s2s, _small_byte_bpe(), "one source", 3)
+    with pytest.raises(ValueError, match="candidates must hold at least one candidate text"):
+        score_candidates(s2s, _small_byte_bpe(), ["a source"], [])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..checks import check_ids
 from ..transformer.attention import prefix_lm_mask
 from ..transformer.gpt import GPT, GPTConfig
 from .harness import ModelSize, Objective, Vocab
@@ -39,6 +40,7 @@ class StackLM(GPT):
     """Chapter 7's GPT whose attention mask can be anything (``None``: causal)."""
 
     def masked_hidden(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        check_ids(ids, "ids", self.config.vocab_size)
         if ids.shape[1] > self.config.block_size:
             raise ValueError(f"{ids.shape[1]} tokens exceed block_size={self.config.block_size}")
         pos = torch.arange(ids.shape[1], device=ids.device)

@@ -29,6 +29,7 @@ from itertools import pairwise
 import numpy as np
 import torch
 
+from ..checks import check_texts
 from ..evaluate.glue import GlueTask
 from ..train import TrainConfig, fit
 from .harness import Objective, Vocab
@@ -227,6 +228,10 @@ def score_candidates(model: Seq2Seq, tok, sources: Sequence[str], candidates: Se
     """``[n_sources, n_candidates]``: the log-probability (nats) the model gives each candidate
     text, end token included, as the whole output for each source -- ``log P(y | x)`` summed over
     the candidate's tokens, teacher-forced. Each source is encoded once."""
+    check_texts(sources, "sources")
+    check_texts(candidates, "candidates")
+    if not candidates:
+        raise ValueError("candidates must hold at least one candidate text")
     c = model.config
     cands = [[*tok.encode_ordinary(" " + t), c.eos_id] for t in candidates]
     L = max(map(len, cands))
@@ -265,6 +270,7 @@ def rank_predictions(model: Seq2Seq, tok, task: GlueTask, sources: Sequence[str]
 def generate_texts(model: Seq2Seq, tok, sources: Sequence[str], max_new_tokens: int,
                    batch_size: int = 64) -> list[str]:
     """Greedy decoding of each source text (cut to the model's ``max_len``), up to ``[SEP]``."""
+    check_texts(sources, "sources")
     c = model.config
     out = []
     dev = model.device

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_ids, check_int, check_like
 from ..transformer.attention import bidirectional_mask, causal_mask, prefix_lm_mask
 from ..transformer.bert import BertForPreTraining
 from .harness import MaskedLM, ModelSize, Vocab
@@ -212,6 +213,9 @@ class UniLMSeq2Seq(nn.Module):
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor, src_mask: torch.Tensor | None = None,
                 targets: torch.Tensor | None = None) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        for name, t in (("src", src), ("tgt_in", tgt_in)):
+            check_ids(t, name, self.model.config.vocab_size)
+        check_like(src_mask, "src_mask", src, "src")
         src_mask = torch.ones_like(src) if src_mask is None else src_mask
         ids, segments, positions, mask = seq2seq_layout(src, src_mask, tgt_in, self.vocab)
         if int(positions.max()) >= self.config.max_len:
@@ -233,6 +237,7 @@ class UniLMSeq2Seq(nn.Module):
     def generate(self, src: torch.Tensor, max_new_tokens: int, src_mask: torch.Tensor | None = None
                  ) -> torch.Tensor:
         """Greedy decoding: ``[B, max_new_tokens]`` new ids, ``pad_id`` after a row's ``[SEP]``."""
+        check_int(max_new_tokens, "max_new_tokens")
         c = self.config
         was_training = self.training
         self.eval()
