@@ -536,3 +536,14 @@ def test_chapter8_models_check_ids_and_texts():
         generate_texts(s2s, _small_byte_bpe(), "one source", 3)
     with pytest.raises(ValueError, match="candidates must hold at least one candidate text"):
         score_candidates(s2s, _small_byte_bpe(), ["a source"], [])
+
+
+def test_token_level_losses_need_one_label_per_token(bert):
+    from companion.transformer import BertForTokens
+
+    ids = torch.tensor([[2, 7, 8, 3]])
+    with pytest.raises(ValueError, match=r"labels must have the shape of ids, \(1, 4\), got \(1, 3\)"):
+        bert.loss({"ids": ids, "labels": torch.tensor([[-100, 7, -100]])})
+    tagger = BertForTokens(bert.encoder, n_labels=3)
+    with pytest.raises(ValueError, match=r"labels must have the shape of ids, \(1, 4\), got \(4,\)"):
+        tagger.loss({"ids": ids, "labels": torch.tensor([0, 1, 2, 0])})

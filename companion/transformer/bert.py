@@ -255,6 +255,7 @@ class BertForPreTraining(nn.Module):
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         h = self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))
         labels = batch["labels"]
+        check_like(labels, "labels", batch["ids"])
         chosen = labels != -100  # only the chosen positions go through the output layer
         if not chosen.any():
             raise ValueError("no position of the batch is chosen for MLM (labels all -100); use longer or more rows")
@@ -316,5 +317,6 @@ class BertForTokens(nn.Module):
         return self.head(self.drop(self.encoder(batch["ids"], batch.get("segments"), batch.get("attention_mask"))))
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        check_like(batch["labels"], "labels", batch["ids"])  # one label per token (-100: ignored)
         out = self(batch)
         return F.cross_entropy(out.reshape(-1, out.shape[-1]), batch["labels"].reshape(-1), ignore_index=-100)
