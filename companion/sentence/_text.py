@@ -1,5 +1,5 @@
 """What the recurrent sentence encoders of chapter 5 share: ordered sentences, a vocabulary,
-padding, batches of consecutive sentences, and the GRU encoder."""
+padding, batches of consecutive sentences, the GRU encoder, and encoding raw sentences in batches."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 
-__all__ = ["BOS", "EOS", "PAD", "GRUEncoder", "OrderedSentences", "oov_share", "pad_batch", "sentence_vocab"]
+__all__ = ["BOS", "EOS", "PAD", "GRUEncoder", "OrderedSentences", "encode_in_batches", "oov_share", "pad_batch",
+           "sentence_vocab"]
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
@@ -31,6 +32,23 @@ def oov_share(vocab: Vocab, sentences: Sequence[str], tokenizer=tokenize) -> flo
     if not tokens:
         raise ValueError("the sentences hold no tokens")
     return sum(t not in vocab.stoi for t in tokens) / len(tokens)
+
+
+@torch.no_grad()
+def encode_in_batches(embed, model: nn.Module, vocab: Vocab, sentences: Sequence[str], max_len: int | None,
+                      dim: int, batch_size: int = 256) -> torch.Tensor:
+    """``[n, dim]`` vectors of raw sentences: each batch of ``batch_size`` sentences tokenized,
+    cut to ``max_len`` tokens and padded (:func:`pad_batch`), then ``embed(ids, lengths)`` with
+    ``model`` in eval mode on its device; the rows come back on the CPU (``[0, dim]`` for no
+    sentences). The ``encode`` of every recurrent encoder's result."""
+    model.eval()
+    dev = next(model.parameters()).device
+    pad = vocab.stoi[PAD]
+    out = []
+    for s in range(0, len(sentences), batch_size):
+        ids, lengths = pad_batch([vocab.encode(tokenize(x)) for x in sentences[s:s + batch_size]], pad, max_len)
+        out.append(embed(ids.to(dev), lengths).cpu())
+    return torch.cat(out) if out else torch.zeros(0, dim)
 
 
 def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, max_len: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:

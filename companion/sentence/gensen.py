@@ -34,6 +34,7 @@ from ._text import (
     PAD,
     GRUEncoder,
     OrderedSentences,
+    encode_in_batches,
     pad_batch,
     sentence_vocab,
 )
@@ -121,14 +122,8 @@ class GenSenResult:
         """``[n, hidden]`` vectors of the shared encoder (the harness's ``encode``)."""
         if isinstance(sentences, str):
             raise TypeError("encode takes a list of sentences, not one string")
-        self.model.eval()
-        dev = next(self.model.parameters()).device
-        out = [torch.zeros(0, self.config.hidden)]
-        for s in range(0, len(sentences), batch_size):
-            ids, lengths = pad_batch([self.vocab.encode(tokenize(x)) for x in sentences[s:s + batch_size]],
-                                     self.vocab.stoi[PAD], self.config.max_len)
-            out.append(self.model.encoder(ids.to(dev), lengths).cpu())
-        return torch.cat(out)
+        return encode_in_batches(self.model.encoder, self.model, self.vocab, sentences, self.config.max_len,
+                                 self.config.hidden, batch_size)
 
 
 def train_gensen(*, documents: Sequence[Sequence[str]] | None = None, nli: Sequence[Any] | None = None,

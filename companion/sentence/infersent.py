@@ -32,7 +32,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
-from ._text import PAD, pad_batch, sentence_vocab
+from ._text import PAD, encode_in_batches, pad_batch, sentence_vocab
 from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = [
@@ -173,13 +173,8 @@ class NLIResult:
         """``[n, d]`` sentence vectors of the trained encoder (the harness's ``encode``)."""
         if isinstance(sentences, str):
             raise TypeError("encode takes a list of sentences, not one string")
-        self.model.eval()
-        dev = next(self.model.parameters()).device
-        out = [torch.zeros(0, self.model.classifier[0].in_features // 4)]
-        for s in range(0, len(sentences), batch_size):
-            ids, lengths = self._ids(sentences[s:s + batch_size])
-            out.append(self.model.encoder(ids.to(dev), lengths).cpu())
-        return torch.cat(out)
+        return encode_in_batches(self.model.encoder, self.model, self.vocab, sentences, self.max_len,
+                                 self.model.classifier[0].in_features // 4, batch_size)
 
     @torch.no_grad()
     def accuracy(self, examples: Sequence[Any]) -> float:

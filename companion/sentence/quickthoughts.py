@@ -30,10 +30,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
-from ._text import PAD, GRUEncoder, OrderedSentences, pad_batch, sentence_vocab
+from ._text import (
+    PAD,
+    GRUEncoder,
+    OrderedSentences,
+    encode_in_batches,
+    pad_batch,
+    sentence_vocab,
+)
 from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = ["QuickThoughts", "QuickThoughtsConfig", "QuickThoughtsResult", "context_targets", "train_quickthoughts"]
@@ -117,14 +123,8 @@ class QuickThoughtsResult:
         """``[n, 2 hidden]`` embeddings of raw sentences (the harness's ``encode``)."""
         if isinstance(sentences, str):
             raise TypeError("encode takes a list of sentences, not one string")
-        self.model.eval()
-        dev = next(self.model.parameters()).device
-        out = []
-        for s in range(0, len(sentences), batch_size):
-            ids, lengths = pad_batch([self.vocab.encode(tokenize(x)) for x in sentences[s:s + batch_size]],
-                                     self.vocab.stoi[PAD], self.config.max_len)
-            out.append(self.model.embed(ids.to(dev), lengths).cpu())
-        return torch.cat(out) if out else torch.zeros(0, 2 * self.config.hidden)
+        return encode_in_batches(self.model.embed, self.model, self.vocab, sentences, self.config.max_len,
+                                 2 * self.config.hidden, batch_size)
 
 
 def make_batches(corpus: OrderedSentences, vocab: Vocab, batch_size: int, max_len: int, seed: int):

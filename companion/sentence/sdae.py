@@ -29,7 +29,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
-from ._text import BOS, EOS, PAD, pad_batch, sentence_vocab
+from ._text import BOS, EOS, PAD, encode_in_batches, pad_batch, sentence_vocab
 from ._training import EncoderTraining, fit_encoder, train_config
 
 __all__ = ["SDAE", "SDAEConfig", "SDAEResult", "add_noise", "train_sdae"]
@@ -113,14 +113,8 @@ class SDAEResult:
         """``[n, hidden]`` embeddings of raw (clean) sentences (the harness's ``encode``)."""
         if isinstance(sentences, str):
             raise TypeError("encode takes a list of sentences, not one string")
-        self.model.eval()
-        dev = next(self.model.parameters()).device
-        out = [torch.zeros(0, self.config.hidden)]
-        for s in range(0, len(sentences), batch_size):
-            ids, lengths = pad_batch([self.vocab.encode(tokenize(x)) for x in sentences[s:s + batch_size]],
-                                     self.vocab.stoi[PAD], self.config.max_len)
-            out.append(self.model.embed(ids.to(dev), lengths).cpu())
-        return torch.cat(out)
+        return encode_in_batches(self.model.embed, self.model, self.vocab, sentences, self.config.max_len,
+                                 self.config.hidden, batch_size)
 
 
 def make_batches(encoded: list[list[int]], vocab: Vocab, config: SDAEConfig):

@@ -34,7 +34,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
 from ._text import (
@@ -43,6 +42,7 @@ from ._text import (
     PAD,
     GRUEncoder,
     OrderedSentences,
+    encode_in_batches,
     pad_batch,
     sentence_vocab,
 )
@@ -151,14 +151,8 @@ class SkipThoughtsResult:
         """``[n, hidden]`` thought vectors of raw sentences (the harness's ``encode``)."""
         if isinstance(sentences, str):
             raise TypeError("encode takes a list of sentences, not one string")
-        self.model.eval()
-        dev = next(self.model.parameters()).device
-        out = []
-        for s in range(0, len(sentences), batch_size):
-            ids, lengths = pad_batch([self.vocab.encode(tokenize(x)) for x in sentences[s:s + batch_size]],
-                                     self.vocab.stoi[PAD], self.config.max_len)
-            out.append(self.model.embed(ids.to(dev), lengths).cpu())
-        return torch.cat(out) if out else torch.zeros(0, self.config.hidden)
+        return encode_in_batches(self.model.embed, self.model, self.vocab, sentences, self.config.max_len,
+                                 self.config.hidden, batch_size)
 
     @torch.no_grad()
     def expand_vocabulary(self, vectors, words: Sequence[str] | Mapping[str, int]) -> tuple[SkipThoughtsResult, torch.Tensor]:
