@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_texts
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History
@@ -120,8 +121,7 @@ class GenSenResult:
     @torch.no_grad()
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> torch.Tensor:
         """``[n, hidden]`` vectors of the shared encoder (the harness's ``encode``)."""
-        if isinstance(sentences, str):
-            raise TypeError("encode takes a list of sentences, not one string")
+        check_texts(sentences)
         return encode_in_batches(self.model.encoder, self.model, self.vocab, sentences, self.config.max_len,
                                  self.config.hidden, batch_size)
 

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ..checks import check_texts
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
@@ -171,8 +172,7 @@ class NLIResult:
     @torch.no_grad()
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> torch.Tensor:
         """``[n, d]`` sentence vectors of the trained encoder (the harness's ``encode``)."""
-        if isinstance(sentences, str):
-            raise TypeError("encode takes a list of sentences, not one string")
+        check_texts(sentences)
         return encode_in_batches(self.model.encoder, self.model, self.vocab, sentences, self.max_len,
                                  self.model.classifier[0].in_features // 4, batch_size)
 

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from ..checks import check_texts
 from ..data.text import tokenize
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
@@ -111,8 +112,7 @@ class SDAEResult:
     @torch.no_grad()
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> torch.Tensor:
         """``[n, hidden]`` embeddings of raw (clean) sentences (the harness's ``encode``)."""
-        if isinstance(sentences, str):
-            raise TypeError("encode takes a list of sentences, not one string")
+        check_texts(sentences)
         return encode_in_batches(self.model.embed, self.model, self.vocab, sentences, self.config.max_len,
                                  self.config.hidden, batch_size)
 

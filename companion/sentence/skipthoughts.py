@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..checks import check_texts
 from ..data.vocab import Vocab
 from ..train import History, TrainConfig
 from ._text import (
@@ -149,8 +150,7 @@ class SkipThoughtsResult:
     @torch.no_grad()
     def encode(self, sentences: Sequence[str], batch_size: int = 256) -> torch.Tensor:
         """``[n, hidden]`` thought vectors of raw sentences (the harness's ``encode``)."""
-        if isinstance(sentences, str):
-            raise TypeError("encode takes a list of sentences, not one string")
+        check_texts(sentences)
         return encode_in_batches(self.model.embed, self.model, self.vocab, sentences, self.config.max_len,
                                  self.config.hidden, batch_size)
 
