@@ -547,3 +547,21 @@ def test_token_level_losses_need_one_label_per_token(bert):
     tagger = BertForTokens(bert.encoder, n_labels=3)
     with pytest.raises(ValueError, match=r"labels must have the shape of ids, \(1, 4\), got \(4,\)"):
         tagger.loss({"ids": ids, "labels": torch.tensor([0, 1, 2, 0])})
+
+
+@FAST
+@given(st.one_of(st.text(max_size=8), st.lists(st.one_of(st.text(max_size=6), st.integers(), st.none()), max_size=4)))
+def test_sentence_encoders_take_exactly_lists_of_strings(sentences):
+    """Chapter 5's encoders share one check: a list of strings is encoded (one row each, none for
+    an empty list); one string, or a list holding anything but strings, is a TypeError."""
+    from companion.sentence.baselines import BagOfWords
+
+    bow = _BOW[0] if _BOW else _BOW.append(BagOfWords().fit(["a cat sat", "a dog ran"])) or _BOW[0]
+    if isinstance(sentences, list) and all(isinstance(s, str) for s in sentences):
+        assert bow.encode(sentences).shape == (len(sentences), bow.dim)
+    else:
+        with pytest.raises(TypeError, match="not one string|is not a str"):
+            bow.encode(sentences)
+
+
+_BOW: list = []
