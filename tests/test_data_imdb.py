@@ -8,6 +8,7 @@ import tarfile
 import pytest
 
 from companion.data import imdb
+from companion.data.tasks import load_task
 
 
 def _tarball(path, files):
@@ -35,7 +36,7 @@ def test_convert_follows_the_packing_rule(tmp_path):
     assert [(r.label, r.rating) for r in train] == [(0, 1), (1, 7), (1, 9)]
     assert [r.id for r in imdb.load_imdb("unsup", root=out)] == [4, 5]
     assert all(r.label is None for r in imdb.load_imdb("unsup", root=out))
-    task = imdb.imdb_task(root=out)
+    task = load_task("imdb", root=out)
     assert task.sizes() == {"train": 3, "test": 2} and task.label_names == ("negative", "positive")
     assert task.splits["train"][2].text == "Great. Loved it"
 

@@ -13,8 +13,7 @@ same rule. Either way :func:`imdb_dir` checks the sha256 of the *uncompressed* J
 both routes are verified against the same bytes.
 
 * :func:`load_imdb` -- one split as :class:`Review` records;
-* :func:`imdb_task` -- the labelled splits as a :class:`~companion.data.tasks.TaskData`
-  (``load_task("imdb")``);
+* ``load_task("imdb")`` (:mod:`companion.data.tasks`) -- the labelled splits as a task;
 * :func:`clean_review` -- ``<br />`` tags to spaces, whitespace folded (what the models read).
 """
 
@@ -123,17 +122,6 @@ def load_imdb(split: str, root: str | os.PathLike | None = None) -> list[Review]
             except (ValueError, KeyError, TypeError) as err:
                 raise ValueError(f"{path}, line {n}: not an IMDb review record ({err})") from err
     return out
-
-
-def imdb_task(root: str | os.PathLike | None = None):
-    """IMDb's labelled reviews as a task: ``train`` (25,000) and ``test`` (25,000), texts cleaned by
-    :func:`clean_review`, labels negative / positive, metric accuracy. No dev split: carve one
-    from ``train`` (the test reviews are about other films)."""
-    from .tasks import Example, TaskData
-
-    splits = {s: [Example(clean_review(r.text), int(r.label)) for r in load_imdb(s, root)]
-              for s in ("train", "test")}
-    return TaskData("imdb", splits, LABEL_NAMES, "single", "accuracy", license=LICENSE)
 
 
 def record_line(rid: int, rating: int, label: int | None, text: str) -> str:

@@ -525,9 +525,14 @@ def _thucnews(root: Path) -> TaskData:
 
 
 def _imdb(root: Path | None) -> TaskData:
-    from .imdb import imdb_task  # imported here: it builds Example/TaskData from this module
+    """IMDb's labelled reviews (:mod:`companion.data.imdb`): ``train`` (25,000) and ``test``
+    (25,000), texts without their ``<br />`` tags, labels negative / positive. No dev split: carve
+    one from ``train`` (the test reviews are about other films)."""
+    from .imdb import LABEL_NAMES, LICENSE, clean_review, load_imdb
 
-    return imdb_task(root)
+    splits = {s: [Example(clean_review(r.text), int(r.label)) for r in load_imdb(s, root)]
+              for s in ("train", "test")}
+    return TaskData("imdb", splits, LABEL_NAMES, "single", "accuracy", license=LICENSE)
 
 
 _TASKS: dict[str, tuple[Callable[[Path], TaskData], str]] = {

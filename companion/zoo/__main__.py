@@ -14,10 +14,10 @@ from .specs import SPECS, get_spec
 
 def _commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False,
                              cwd=corpus.MODELS_DIR)
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "companion/zoo", "companion/data/imdb.py"], capture_output=True,
-                               text=True, timeout=30, cwd=corpus.MODELS_DIR).stdout.strip()
+                               text=True, timeout=30, check=False, cwd=corpus.MODELS_DIR).stdout.strip()
         return out.stdout.strip() + ("+uncommitted" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -42,7 +42,6 @@ def rows() -> list[dict]:
 
 
 def cmd_train(args) -> int:
-    import numpy as np
     import torch
 
     from .trainer import train, unigram_loss
@@ -78,8 +77,8 @@ def cmd_train(args) -> int:
         "command": "python -m companion.zoo " + " ".join(sys.argv[1:] if args.argv is None else args.argv),
         "commit": _commit(), "date": time.strftime("%Y-%m-%d"), "device": args.device, "threads": args.threads,
         "machine": _machine(),
-        "data": {"tokenizer_sha256": corpus.tokenizer_sha256(), "train_tokens_available": int(len(train_stream)),
-                 "heldout_tokens": int(len(held)), "imdb_jsonl_sha256": {k: v[2] for k, v in FILES.items()
+        "data": {"tokenizer_sha256": corpus.tokenizer_sha256(), "train_tokens_available": len(train_stream),
+                 "heldout_tokens": len(held), "imdb_jsonl_sha256": {k: v[2] for k, v in FILES.items()
                                                                          if k != "test"},
                  "sources": "Part II pre-training corpus (train split) + IMDb train + IMDb unlabelled "
                             f"(minus {corpus.IMDB_HELDOUT_PERCENT} % held out); IMDb test never read"},
@@ -107,7 +106,8 @@ def _machine() -> str:
 
     flags = ""
     try:
-        cpu = open("/proc/cpuinfo").read()
+        with open("/proc/cpuinfo") as f:
+            cpu = f.read()
         flags = "AVX-512" if "avx512f" in cpu else ("AVX2" if "avx2" in cpu else "")
     except OSError:
         pass

@@ -80,7 +80,6 @@ def tokenizer_sha256() -> str:
 
 def _stream_path(split: str) -> Path:
     from ..data.fetching import data_dir
-
     from ..data.imdb import FILES
 
     key = hashlib.sha256(f"{tokenizer_sha256()}|{split}|{STREAM_SEED}|{IMDB_HELDOUT_PERCENT}|"

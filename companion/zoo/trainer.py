@@ -115,12 +115,13 @@ class RunState:
 
 def train(spec: ModelSpec, budget: Budget, tok, train_stream: np.ndarray, held: np.ndarray, *,
           state_dir: Path, device: str = "cpu", init: dict | None = None, save_every_s: float = 300.0,
-          deadline_s: float | None = None, log=print):
+          deadline_s: float | None = None, eval_rows: int = EVAL_ROWS, log=print):
     """Train (or resume) ``spec`` under ``budget``; returns ``(model, RunState, finished)``.
 
     ``init``: a state dict to start from (a warm restart from stored weights) instead of the seeded
     initialisation. ``deadline_s``: stop (saving the state) after this many wall seconds of this
-    call; ``finished`` is ``False`` then and a later call resumes.
+    call; ``finished`` is ``False`` then and a later call resumes. ``eval_rows``: held-out windows
+    per evaluation (tests use few).
     """
     model = build_model(spec, tok).to(device)
     if init is not None:
@@ -150,7 +151,7 @@ def train(spec: ModelSpec, budget: Budget, tok, train_stream: np.ndarray, held: 
     model.train()
     while st.step < budget.steps:
         if st.step % budget.eval_every == 0 and (not st.curve or st.curve[-1][0] != st.step):
-            st.curve.append((st.step, st.tokens, heldout_loss(spec, model, held)))
+            st.curve.append((st.step, st.tokens, heldout_loss(spec, model, held, eval_rows)))
             log(f"{spec.name} step {st.step}/{budget.steps} tokens {st.tokens:,} held-out {st.curve[-1][2]:.3f}")
         for g in opt.param_groups:
             g["lr"] = lr_at(budget, st.step)
@@ -178,7 +179,7 @@ def train(spec: ModelSpec, budget: Budget, tok, train_stream: np.ndarray, held: 
             log(f"{spec.name}: deadline reached at step {st.step}; state saved, run again to resume")
             return model, st, False
     if not st.curve or st.curve[-1][0] != st.step:
-        st.curve.append((st.step, st.tokens, heldout_loss(spec, model, held)))
+        st.curve.append((st.step, st.tokens, heldout_loss(spec, model, held, eval_rows)))
         log(f"{spec.name} step {st.step}/{budget.steps} tokens {st.tokens:,} held-out {st.curve[-1][2]:.3f}")
     save()
     return model, st, True
