@@ -129,3 +129,27 @@ def test_stored_model_scores_its_recorded_heldout_loss(name):
     # the recorded loss was measured in float32 before the weights were rounded to bf16
     assert got == pytest.approx(prov["heldout_loss"], abs=0.03)
     assert prov["unigram_loss"] - got > 0.5  # far from the unigram plateau
+
+
+
+def test_gpu_script_at_ci_scale_on_the_cpu(tmp_path, monkeypatch):
+    """The prepared GPU script, run on the CPU at ci scale on tiny streams: it trains both models
+    and writes them with their provenance to OUT, never into the repository's models."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("zoo_gpu", corpus.MODELS_DIR.parents[2] / "benchmarks/gpu/zoo_gpu.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setenv("BOOK_DATA_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(store, "MODELS_DIR", store.MODELS_DIR)  # restored after the test
+    streams = tmp_path / "streams"
+    streams.mkdir()
+    np.save(streams / "train.npy", _stream(4000, 0))
+    np.save(streams / "heldout.npy", _stream(2000, 1))
+    got = script.main(["--streams", str(streams), "--out", str(tmp_path / "out"), "--scale", "ci",
+                       "--device", "cpu", "--eval-rows", "4"])
+    assert set(got) == {"gpt-book", "bert-book"} and all(r["steps"] == 6 for r in got.values())
+    for name in got:
+        prov = json.loads((tmp_path / "out" / name / "provenance.json").read_text())
+        assert prov["scale"] == "ci" and prov["command"].startswith("python benchmarks/gpu/zoo_gpu.py")
+        assert (tmp_path / "out" / name / "model.safetensors").is_file()

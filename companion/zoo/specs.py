@@ -89,9 +89,9 @@ def _budgets(laptop_steps: int, gpu_steps: int, lr: float) -> dict[str, Budget]:
 # 0.84 s for the BERT (4.4M; its output layer sees only the masked 15 %); measured 2026-12-03
 # with the other core busy. The laptop budgets (14.7M and 19.7M tokens) are what one such thread does in about two hours beside other work.
 SPECS: dict[str, ModelSpec] = {s.name: s for s in (
-    ModelSpec("gpt-book", "gpt", 256, 4, 4, 128, _budgets(3600, 20_000, 1e-3),
+    ModelSpec("gpt-book", "gpt", 256, 4, 4, 128, _budgets(3600, 6000, 1e-3),
               description="GPT (next-token LM) on the Part II corpus + IMDb train/unlabelled reviews"),
-    ModelSpec("bert-book", "bert", 256, 4, 4, 128, _budgets(4800, 20_000, 1e-3),
+    ModelSpec("bert-book", "bert", 256, 4, 4, 128, _budgets(4800, 6000, 1e-3),
               description="BERT (masked LM, single segments, dynamic masking) on the same text"),
 )}
 
