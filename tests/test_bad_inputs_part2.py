@@ -565,3 +565,18 @@ def test_sentence_encoders_take_exactly_lists_of_strings(sentences):
 
 
 _BOW: list = []
+
+
+def test_layer_probes_check_every_layer():
+    from companion.probing import layers
+
+    y = np.array([0, 1, 0, 1])
+    good, bad = np.zeros((4, 3)), np.full((4, 3), np.inf)
+    with pytest.raises(ValueError, match="need the same non-zero number of train and test layers, got 0 and 0"):
+        layers.layer_scores([], y, [], y)
+    with pytest.raises(ValueError, match="train features hold NaN or infinite values"):
+        layers.layer_scores([good, bad], y, [good, good], y)
+    with pytest.raises(ValueError, match="test: 4 feature rows but 3 labels"):
+        layers.fit_scalar_mix([good], y, [good], y[:3])
+    with pytest.raises(ValueError, match="y_train must hold class indices"):
+        layers.layer_spread([good], np.array([0.5, 1, 0, 1]), [good], y)

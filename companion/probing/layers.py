@@ -24,7 +24,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .probes import ProbeConfig, fit_probe, make_probe, train_probe
+from .probes import ProbeConfig, check_probe_data, fit_probe, make_probe, train_probe
+
+
+def _check_layers(train_layers: Sequence[np.ndarray], y_train: np.ndarray, test_layers: Sequence[np.ndarray],
+                  y_test: np.ndarray, n_classes: int | None = None) -> int:
+    """:func:`~.probes.check_probe_data` for every layer; the number of classes."""
+    if not train_layers or len(train_layers) != len(test_layers):
+        raise ValueError(f"need the same non-zero number of train and test layers, got {len(train_layers)} "
+                         f"and {len(test_layers)}")
+    for a, b in zip(train_layers, test_layers):
+        n = check_probe_data(a, y_train, b, y_test, n_classes)
+    return n
 
 
 def layer_scores(train_layers: Sequence[np.ndarray], y_train: np.ndarray, test_layers: Sequence[np.ndarray],
@@ -33,8 +44,7 @@ def layer_scores(train_layers: Sequence[np.ndarray], y_train: np.ndarray, test_l
     probes without dropout are trained side by side in one module (:class:`_AllProbes`, the
     same training as one by one); ``one_by_one=True`` calls :func:`fit_probe` per layer."""
     config = config or ProbeConfig()
-    if len(train_layers) != len(test_layers):
-        raise ValueError(f"{len(train_layers)} train layers but {len(test_layers)} test layers")
+    _check_layers(train_layers, y_train, test_layers, y_test)
     if one_by_one or config.kind != "linear" or config.dropout or not config.standardize or not train_layers:
         return np.array([fit_probe(a, y_train, b, y_test, config).test_acc
                          for a, b in zip(train_layers, test_layers)])
@@ -111,10 +121,7 @@ def fit_scalar_mix(train_layers: Sequence[np.ndarray], y_train: np.ndarray, test
     """Train a scalar-mix probe; return ``(test accuracy, mix weights)``. Each layer is
     standardised with its own training statistics (so the mix weights compare like with like)."""
     config = config or ProbeConfig()
-    if not train_layers or len(train_layers) != len(test_layers):
-        raise ValueError(f"need the same non-zero number of train and test layers, got {len(train_layers)} "
-                         f"and {len(test_layers)}")
-    n_classes = n_classes or int(y_train.max()) + 1
+    n_classes = _check_layers(train_layers, y_train, test_layers, y_test, n_classes)
     mean = np.stack([a.mean(0) for a in train_layers])
     std = np.stack([a.std(0) + 1e-6 for a in train_layers])
     pred, w = _mix_predict(_stack(train_layers, mean, std), y_train, _stack(test_layers, mean, std),
@@ -270,9 +277,7 @@ def layer_spread(train_layers: Sequence[np.ndarray], y_train: np.ndarray, test_l
     (:class:`_AllProbes`); ``one_by_one=True`` trains them one at a time with :func:`fit_probe`
     and the scalar-mix code, as :func:`layer_scores` and :func:`cumulative_scores` do."""
     config = config or ProbeConfig()
-    if not train_layers or len(train_layers) != len(test_layers):
-        raise ValueError(f"need the same non-zero number of train and test layers, got {len(train_layers)} "
-                         f"and {len(test_layers)}")
+    _check_layers(train_layers, y_train, test_layers, y_test)
     if not seeds:
         raise ValueError("give at least one probe seed")
     n_classes = int(y_train.max()) + 1  # as fit_probe does

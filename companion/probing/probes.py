@@ -379,14 +379,10 @@ def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> None:
         raise ValueError(f"{what} features hold NaN or infinite values")
 
 
-def fit_probe(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-              config: ProbeConfig | None = None, n_classes: int | None = None) -> ProbeResult:
-    """Train a probe on ``(X_train, y_train)`` and report train and test accuracy.
-
-    Features are standardised with the training mean and spread (``config.standardize``).
-    Deterministic on CPU for a given ``config.seed``.
-    """
-    config = config or ProbeConfig()
+def check_probe_data(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+                     n_classes: int | None = None) -> int:
+    """What every probe needs: ``[n, d]`` finite features with one label each, training labels
+    that are class indices inside ``n_classes`` (default: the largest label + 1, returned)."""
     _check_xy(X_train, y_train, "train")
     _check_xy(X_test, y_test, "test")
     if len(y_train) == 0:
@@ -395,9 +391,21 @@ def fit_probe(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_te
     if labels.dtype.kind not in "iuf" or labels.min() < 0 or (labels != np.round(labels)).any():
         raise ValueError(f"y_train must hold class indices (ints >= 0), got dtype {labels.dtype} "
                          f"({labels[:3]!r}...); encode string labels with encode_labels")
-    n_classes = n_classes or int(y_train.max()) + 1
+    n_classes = n_classes or int(labels.max()) + 1
     if labels.max() >= n_classes:
         raise ValueError(f"y_train holds class {int(labels.max())}, outside n_classes={n_classes}")
+    return n_classes
+
+
+def fit_probe(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+              config: ProbeConfig | None = None, n_classes: int | None = None) -> ProbeResult:
+    """Train a probe on ``(X_train, y_train)`` and report train and test accuracy.
+
+    Features are standardised with the training mean and spread (``config.standardize``).
+    Deterministic on CPU for a given ``config.seed``.
+    """
+    config = config or ProbeConfig()
+    n_classes = check_probe_data(X_train, y_train, X_test, y_test, n_classes)
     mean = X_train.mean(0) if config.standardize else np.zeros(X_train.shape[1], np.float32)
     std = X_train.std(0) + 1e-6 if config.standardize else np.ones(X_train.shape[1], np.float32)
     device = torch.device(config.device)
