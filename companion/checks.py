@@ -21,12 +21,12 @@ __all__ = ["check_finite", "check_ids", "check_int", "check_like", "check_option
 
 
 def check_int(value: Any, name: str, minimum: int = 1) -> int:
-    """``value`` as an int ``>= minimum`` (a bool is not an int here)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """``value`` as an int ``>= minimum`` (a numpy int is one; a bool or a float is not)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
-    return value
+    return int(value)
 
 
 def check_optional_size(value: Any, name: str, default: str) -> None:

@@ -201,7 +201,9 @@ class GPT(nn.Module):
         self.train(was_training)
         if not return_logits:
             return out
-        return out, (torch.stack(all_logits, 1) if all_logits else ids.new_zeros((len(ids), 0, self.config.vocab_size), dtype=torch.float))
+        if not all_logits:  # max_new_tokens=0
+            return out, torch.zeros(len(ids), 0, self.config.vocab_size, device=ids.device)
+        return out, torch.stack(all_logits, 1)
 
 
 def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
