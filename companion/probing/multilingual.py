@@ -266,17 +266,22 @@ def tlm_rows(tok, pairs: Sequence[tuple[str, str]], room: int) -> list[list[int]
 
 def pretrain_mlm(tok, english: Sequence[str], chinese: Sequence[str], s: Sizes, seed: int = 0,
                  steps: int | None = None, device: str | None = None,
-                 pairs: Sequence[tuple[str, str]] = ()) -> Pretrained:
+                 pairs: Sequence[tuple[str, str]] = (), model=None) -> Pretrained:
     """Masked-LM pre-training of chapter 7's BERT on monolingual rows of both languages (rows
     never mix the languages; batches do, after shuffling). ``pairs`` adds XLM's translation-LM
     rows (:func:`tlm_rows`): parallel data, which plain MLM does without. ``steps=0`` returns the
-    untrained model."""
+    untrained model. ``model`` trains a prepared ``BertForPreTraining`` (a variant of its input
+    layer, as :mod:`.fake_english` builds) instead of a fresh one from ``bert_config(tok, s)``
+    and ``seed``."""
     from ..train import TrainConfig
     from ..transformer.bert import BertForPreTraining
     from ..transformer.pretrain import pretrain
 
     steps = s.steps if steps is None else steps
-    model = BertForPreTraining(bert_config(tok, s), seed=seed)
+    if model is None:
+        model = BertForPreTraining(bert_config(tok, s), seed=seed)
+    elif not isinstance(model, BertForPreTraining):
+        raise TypeError(f"model must be a BertForPreTraining (or None for a fresh one), got {type(model).__name__}")
     if steps == 0:
         model.eval()
         return Pretrained(model, [], 0.0, 0)
