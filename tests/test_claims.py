@@ -75,6 +75,24 @@ def test_the_rule_refuses_non_numbers():
             decide(bad, 2.0, 8.0)
 
 
+def test_pooled_mean_of_independent_differences():
+    mean, (lo, hi) = claims.pooled([1.0, 3.0], [3.0, 4.0])
+    assert mean == 2.0 and (lo, hi) == (-0.5, 4.5)
+    with pytest.raises(ValueError):
+        claims.pooled([], [])
+    with pytest.raises(ValueError):
+        claims.pooled([1.0], [-1.0])
+    with pytest.raises(ValueError, match="not valid"):
+        claims.pooled([1.0, math.nan], [1.0, 1.0])
+
+
+def test_slug_makes_keys_of_labels():
+    assert claims.slug("TREC: GloVe+CoVe - GloVe") == "trec_glove_cove_glove"
+    assert claims.KEY_RE.match(claims.slug("NER, 800 sentences: ELMo mix - GloVe"))
+    with pytest.raises(ValueError):
+        claims.slug(" - ")
+
+
 # ---- the helper
 def test_claim_check_returns_prints_and_stores(table, capsys):
     assert check(table, headline=True, paper_number=10.2, paper_unit="points of Pearson's r") == "holds"

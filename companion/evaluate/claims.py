@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,8 @@ WEAK_FRACTION = 0.5
 TABLE = "claims"
 BIB = Path(__file__).resolve().parents[2] / "book" / "references.bib"
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+POOLED_METHOD = ("mean over tasks of the paired differences (each +- 2 sd of its runs); half-width "
+                 "sqrt(sum of squared half-widths) / n, tasks taken as independent")
 COLUMNS = ["chapter", "key", "paper", "claim", "headline", "paper number", "effect", "low", "high",
            "unit", "method", "scale", "verdict", "why"]
 
@@ -119,6 +121,33 @@ def decide(effect: float | None, low: float | None, high: float | None, *, direc
     if hi < 0:
         return "reversed"
     return "not significant"
+
+
+def slug(text: str) -> str:
+    """A key made of a label: lower case, runs of other characters as one ``_``
+    (``"TREC: GloVe+CoVe - GloVe"`` -> ``"trec_glove_cove_glove"``)."""
+    out = re.sub(r"[^a-z0-9]+", "_", str(text).lower()).strip("_")
+    if not out:
+        raise ValueError(f"no key can be made of {text!r}")
+    return out
+
+
+def pooled(diffs: Sequence[float], half_widths: Sequence[float]) -> tuple[float, tuple[float, float]]:
+    """The mean of several independent differences (one per task) and its interval.
+
+    ``half_widths`` are the differences' own interval half-widths (e.g. two paired sds, or half
+    a bootstrap interval); the mean's half-width is ``sqrt(sum(h**2)) / n``, as for independent
+    errors. Returns ``(mean, (low, high))``.
+
+    Raises:
+        ValueError: empty or unequal inputs, or a non-finite or negative value.
+    """
+    d = [_number(x, "a difference") for x in diffs]
+    h = [_number(x, "a half-width") for x in half_widths]
+    if not d or len(d) != len(h) or min(h) < 0:
+        raise ValueError(f"pooled needs equal, non-empty lists (half-widths >= 0), got {d}, {h}")
+    mean, half = sum(d) / len(d), math.sqrt(sum(x * x for x in h)) / len(d)
+    return mean, (mean - half, mean + half)
 
 
 def _text(value: Any, what: str, *, required: bool = True) -> str:
