@@ -184,3 +184,9 @@ def test_bad_inputs_are_named(tok, setup):
         fe.pretraining_text(100, source="wiki")
     with pytest.raises(TypeError, match="model must be a BertForPreTraining"):
         ml.pretrain_mlm(tok, EN, [], SIZES, model=object())
+
+
+def test_unigram_entropy_is_each_languages_own(setup, tok):
+    st = dataclasses.replace(setup, english=["the cat the cat"], fake=fe.fake(["the the the dog"]))
+    h = -(0.75 * np.log(0.75) + 0.25 * np.log(0.25))  # English: the, cat 1:1 -> log 2; Fake: 3:1
+    assert fe.unigram_entropy(st) == pytest.approx((4 * np.log(2) + 4 * h) / 8)

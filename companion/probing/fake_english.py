@@ -75,7 +75,7 @@ class Sizes:
 def sizes(scale: str | None = None) -> Sizes:
     return pick(
         ci=Sizes(40_000, 800, 32, 2, 2, 24, 16, 20, 2e-3, (0,), 40, 60, 100, 40, 100, (16, 64)),
-        laptop=Sizes(600_000, 4000, 64, 2, 4, 40, 32, 600, 2e-3, (0, 1, 2), 200, 500, 1000, 300, 1000,
+        laptop=Sizes(600_000, 1000, 64, 2, 4, 32, 32, 3000, 3e-3, (0, 1, 2), 200, 500, 1000, 300, 1000,
                      (32, 128)),
         gpu=Sizes(4_000_000, 8000, 256, 4, 4, 64, 64, 6000, 5e-4, (0, 1, 2), 500, 2000, 4000, 436, 2000,
                   (128, 512)),
@@ -475,3 +475,18 @@ def run_arm(setup: Setup, name: str = "shared specials + positions", seed: int =
     untrained = pretrain(setup, seed, steps=0, **kw)
     return ArmResult(trained, untrained, {"trained": evaluate(trained.model, setup),
                                           "untrained": evaluate(untrained.model, setup)})
+
+
+def unigram_entropy(setup: Setup) -> float:
+    """The masked-LM loss (nats) of a model that predicts a masked token from its language's
+    token frequencies alone (the unigram plateau; the row tells the language, so it is each
+    language's own unigram entropy, averaged over their tokens). A model whose loss has not gone
+    clearly below it has learned little context, and little multilinguality can be read from it."""
+    total, n_all = 0.0, 0
+    for texts in (setup.english, setup.fake):
+        counts = ml.token_counts(setup.tok, texts)
+        n = np.array([c for i, c in counts.items() if i >= N_SPECIAL], dtype=float)
+        p = n / n.sum()
+        total += -(p * np.log(p)).sum() * n.sum()
+        n_all += int(n.sum())
+    return float(total / n_all)
