@@ -195,3 +195,14 @@ def test_every_stored_row_is_well_formed():
             again = decide(s["effect"], s["low"], s["high"], direction=r.meta["direction"],
                            null=r.meta["null"], paper_effect=s.get("paper effect"))
             assert again == r.meta["verdict"], r.model
+
+
+def test_the_ledger_page_titles_its_chapters_from_the_notebooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "claims_ledger", claims.BIB.parents[0] / "_ext" / "claims_ledger.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    titles = ext.chapter_titles()
+    assert titles["05"].startswith("5. Sentence embeddings") and "06a" in titles
