@@ -278,3 +278,23 @@ def test_bad_inputs_name_the_argument():
         ind.train(c, kind="zipf")
     with pytest.raises(ValueError, match=r"seg_len=9 is too long for seq_len=16"):
         ind.repeated_segments(2, 16, 8, 9)
+
+
+# ------------------------------------------------------------------------------ the claim
+
+
+@pytest.mark.slow
+def test_ci_run_learns_from_its_context():
+    """At ``ci`` size (400 steps) the trained model predicts late tokens clearly better than early
+    ones (ICL score -0.90, -0.95, -1.14 nats on seeds 0, 1, 2 when written) and reads a shown pair (k = 1)
+    far above chance. Ablating the top layer-2 head is not asserted: at this size it changed the
+    repeat loss by less than 0.04 nats on seeds 0-2 (the gain comes from layer-1 heads that copy
+    tokens seen in the context, before any induction head has formed)."""
+    c = ind.config("ci")
+    assert c.steps == 400
+    out = ind.anchor(c, arms=False)
+    assert out["icl_after"] < -0.5, out["icl_after"]
+    assert out["icl_after"] < out["icl_before"] - 0.5
+    assert out["repeat_loss_after"] < out["repeat_loss_before"] - 0.5
+    assert out["k_curve"][1] > 0.8, out["k_curve"]
+    assert out["k_curve"][0] < 0.2, out["k_curve"]  # chance is 1 / 16
