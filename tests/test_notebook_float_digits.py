@@ -34,7 +34,7 @@ NOT_RUN = {"nbval-ignore-output", "nbval-skip", "skip-execution"}
 PENDING = {
     "01b_count_vectors", "02_neural_lm", "04a_glove_fasttext",
     "04b_evaluating_embeddings", "05_sentence_embeddings", "06b_cove_elmo", "07b_gpt_bert",
-    "09_compression_scaling", "10a_transfer", "10b_prompting",
+    "09_compression_scaling", "10b_prompting",
 }
 
 
