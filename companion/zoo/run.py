@@ -59,6 +59,7 @@ def train_and_store(name: str, scale: str, *, device: str = "cpu", threads: int 
 
     spec = get_spec(name)
     budget = spec.budget[scale]
+    commit = _commit()  # the code that trains is the code at the start (HEAD may move during hours)
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int, got {threads!r}")
     torch.set_num_threads(threads)
@@ -83,7 +84,7 @@ def train_and_store(name: str, scale: str, *, device: str = "cpu", threads: int 
     uni = unigram_loss(spec, model.cpu(), train_stream, held, eval_rows)
     prov = {
         "name": name, "version": version, "warm_start_from": parent, "scale": scale, "spec_key": key,
-        "command": command, "commit": _commit(), "date": time.strftime("%Y-%m-%d"), "device": device,
+        "command": command, "commit": commit, "date": time.strftime("%Y-%m-%d"), "device": device,
         "threads": threads, "machine": machine(),
         "data": {"tokenizer_sha256": corpus.tokenizer_sha256(), "train_tokens_available": len(train_stream),
                  "heldout_tokens": len(held),

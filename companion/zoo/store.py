@@ -18,6 +18,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ..fileio import umask_mode
 from .corpus import MODELS_DIR, book_tokenizer
 from .specs import get_spec
 from .trainer import build_model
@@ -56,6 +57,7 @@ def save(name: str, model: torch.nn.Module, provenance: dict) -> Path:
         tmp.unlink()
         raise ValueError(f"{name}: {size:,} bytes of weights, over the {MAX_BYTES:,}-byte limit of a stored model")
     prov = dict(provenance, weights_sha256=sha256_file(tmp), weights_bytes=size)
+    os.chmod(tmp, umask_mode())  # a stored model is plain data, readable like the rest of the tree
     os.replace(tmp, folder / "model.safetensors")
     ptmp = folder / ".provenance.json.tmp"
     ptmp.write_text(json.dumps(prov, indent=1) + "\n", encoding="utf-8")
