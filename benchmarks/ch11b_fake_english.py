@@ -18,7 +18,10 @@ Measured 2026-12-03 (laptop sizes at lr 1e-3, seed 0, the main arm; one torch th
 above the untrained encoder (P@1 6.4 % vs 1.2 %, chance 0.2 %; paired gain 5.2 points [3.0, 7.4]),
 at the embedding layer; zero-shot SST-2 transfer did not (AUC 44.0 vs 45.2; English-to-English
 only 60.1): after 3,000 steps the MLM loss (5.47 nats) is only 0.6 below the unigram plateau
-(6.07). The ablations and the other seeds are still to run at these sizes.
+(6.07). Ablations (``fake_english_ablations.json``, seed 0): separate special tokens P@1 3.6 %
+(untrained 1.2 %), language-specific positions 3.4 % (untrained 0.6 %), both below the main
+arm's 6.4 % as in Dufter & Schütze, but one seed's intervals overlap. The width ablation and the
+other seeds are still to run at these sizes.
 
 Each (arm, seed) runs in its own process on one torch thread (``--jobs`` at a time, forked after
 the data are prepared); the file is rewritten after each one, so a partial run keeps what it has.
