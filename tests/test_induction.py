@@ -298,3 +298,140 @@ def test_ci_run_learns_from_its_context():
     assert out["repeat_loss_after"] < out["repeat_loss_before"] - 0.5
     assert out["k_curve"][1] > 0.8, out["k_curve"]
     assert out["k_curve"][0] < 0.2, out["k_curve"]  # chance is 1 / 16
+
+
+# ------------------------------------------------------------- reading the circuit (10c)
+
+
+def test_periods_recover_the_segment_length():
+    ids, rep = ind.repeated_segments(40, 24, 30, 6, seed=2)
+    L = ind.periods(ids, rep)
+    for row, mask, period in zip(ids, rep, L):
+        first = int(mask.nonzero()[0, 0]) - 1
+        assert 1 <= int(period) <= 6
+        assert all(int(row[t]) == int(row[t - int(period)]) for t in range(first, 24))
+    assert int(ind.periods(ids[:1], torch.zeros_like(rep[:1]))[0]) == 0
+    with pytest.raises(ValueError, match="same shape"):
+        ind.periods(ids, rep[:, :5])
+
+
+def test_attention_offsets_of_hand_built_heads():
+    """A model whose layer-1 heads are made to attend exactly 1 back: the profile says d = 1."""
+    c = tiny()
+    m = ind.AttnOnly(c).eval()
+    ids, rep = ind.repeated_segments(6, c.seq_len, c.vocab_size, c.seg_len, seed=0)
+    out = ind.attention_offsets(m, ids, rep, max_back=4, around=2)
+    assert out["back"].shape == (c.n_layer, c.n_head, 5) and out["target"].shape == (c.n_layer, c.n_head, 5)
+    assert list(out["d_target"]) == [-2, -1, 0, 1, 2]
+    assert (out["back"].sum(-1) <= 1 + 1e-5).all() and (out["back"] >= 0).all()
+    # replace the attention with a previous-token pattern and compare with a direct count
+    prev = torch.zeros(c.seq_len, c.seq_len)
+    prev[0, 0] = 1
+    prev[torch.arange(1, c.seq_len), torch.arange(c.seq_len - 1)] = 1
+    orig = ind.Attention.heads
+    try:
+        def fake(self, x, patterns=True):
+            B, T, _ = x.shape
+            p = prev[:T, :T].expand(B, self.n_head, T, T)
+            return torch.zeros(B, self.n_head, T, self.head_dim), p
+        ind.Attention.heads = fake
+        out = ind.attention_offsets(m, ids, rep, max_back=4, around=2)
+    finally:
+        ind.Attention.heads = orig
+    assert np.allclose(out["back"][:, :, 1], 1.0) and np.allclose(out["back"][:, :, [0, 2, 3, 4]], 0.0)
+    assert np.allclose(out["target"][:, :, 0], 0.0)  # d = -2: never the previous token here
+    # an exact induction pattern (each repeated position on t - L + 1) puts all its mass at d = 0
+    L = ind.periods(ids, rep)
+    exact = torch.eye(c.seq_len).repeat(len(ids), 1, 1)
+    for i in range(len(ids)):
+        for t in range(int(rep[i].nonzero()[0, 0]) - 1, c.seq_len):
+            exact[i, t] = 0
+            exact[i, t, t - int(L[i]) + 1] = 1
+    try:
+        def fake_exact(self, x, patterns=True):
+            B, T, _ = x.shape
+            return torch.zeros(B, self.n_head, T, self.head_dim), exact[:, None, :T, :T].expand(B, self.n_head, T, T)
+        ind.Attention.heads = fake_exact
+        out = ind.attention_offsets(m, ids, rep, max_back=4, around=2)
+    finally:
+        ind.Attention.heads = orig
+    assert np.allclose(out["target"][:, :, 2], 1.0) and np.allclose(out["target"][:, :, [0, 1, 3, 4]], 0.0)
+    with pytest.raises(ValueError, match="no position"):
+        ind.attention_offsets(m, ids, torch.zeros_like(rep))
+
+
+def test_ablation_grid_and_carrier():
+    res = {"base": {}, (0, 0): {"d_repeat_loss": 0.5}, (1, 0): {"d_repeat_loss": 2.0},
+           (1, 1): {"d_repeat_loss": -0.1}}
+    grid = ind.ablation_grid(res)
+    assert grid.shape == (2, 2) and np.isnan(grid[0, 1]) and grid[1, 0] == 2.0
+    assert ind.carrier(grid) == (1, 0)
+    assert ind.carrier(grid, 0) == (0, 0)
+    with pytest.raises(ValueError, match="no ablated head"):
+        ind.ablation_grid({"base": {}})
+
+
+def test_stored_results_and_seed_effects():
+    res = ind.load_results()
+    assert res["seeds"] == [0, 1, 2] and res["scale"] == "laptop"
+    e = ind.seed_effects(res)
+    assert all(len(v) == 3 for v in e.values())
+    assert max(e["icl_change"]) < -2  # the ICL score fell by more than 2 nats in every seed
+    assert min(e["carrier_d_repeat"]) > 1.5
+    assert all(a > b for a, b in zip(e["carrier_d_icl"], e["other_d_icl"]))  # one head carries it
+    mean, (lo, hi) = ind.spread([1.0, 2.0, 4.0])
+    assert (mean, lo, hi) == (2.333, 1.0, 4.0)
+    with pytest.raises(ValueError, match="finite"):
+        ind.spread([1.0, float("nan")])
+    with pytest.raises(FileNotFoundError, match="benchmarks.ch10b_induction"):
+        ind.load_results("/nonexistent/induction.json")
+
+
+def test_circuit_and_offset_plots_run():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    c = tiny()
+    m = ind.AttnOnly(c)
+    ids, rep = ind.repeated_segments(4, c.seq_len - 1, c.vocab_size, c.seg_len, seed=0)
+    fig = ind.draw_offsets(ind.attention_offsets(m, ids, rep))
+    fig2 = ind.draw_circuit()
+    assert len(fig.axes) == 2 and len(fig2.axes) == 1
+    plt.close(fig)
+    plt.close(fig2)
+
+
+def test_copy_floor_and_circuit_step():
+    c = tiny(seg_len=6)  # L from 3 to 6
+    assert ind.copy_floor(c) == pytest.approx(np.mean(np.log([3, 4, 5, 6])))
+    curve = [{"step": s, "repeat_loss": v} for s, v in zip(range(0, 50, 10), [3.0, 1.5, 1.2, 0.6, 0.5])]
+    assert ind.circuit_step(curve, 1.5) == 30  # first below 0.75
+    assert ind.circuit_step(curve, 1.5, fraction=1.0) == 20
+    assert ind.circuit_step(curve, 0.5) is None
+    with pytest.raises(ValueError, match="fraction"):
+        ind.circuit_step(curve, 1.5, fraction=0)
+
+
+def test_seed_rows_read_the_stored_runs():
+    res = ind.load_results()
+    rows = ind.seed_rows(res)
+    assert [r["seed"] for r in rows] == res["seeds"]
+    for r, run in zip(rows, res["runs"]):
+        assert r["phase step"] == run["phase_step"]
+        assert r["circuit step"] is not None and r["circuit step"] > r["phase step"]
+        assert r["carrier"].startswith("layer 2")
+        assert {"k=1", "k=2", "k=4", "k=8"} <= set(r) and "k=0" not in r
+
+
+def test_phase_change_plot_with_floor():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = ind.load_results()["runs"][0]["curve"]
+    fig = ind.draw_phase_change(curve, 1200, floor=2.0, circuit=2300)
+    assert any(line.get_label() == "copying floor (mean log L)" for line in fig.axes[0].lines)
+    plt.close(fig)

@@ -39,21 +39,30 @@ repeated segment to about ``log L`` (the segment's ``L`` distinct tokens) and al
 score strongly negative. Only an induction head takes the loss below that; the ablation of the
 layer-2 heads, not the ICL score alone, says which of the two a model has learned.
 
-At laptop size the induction circuit forms at about step 2,000-2,400 (the repeat loss falls from
-~1.6 to ~0.5 nats, below the copying floor; seed 0). Because every period is at least
-``seg_len // 2`` = 5 tokens, the circuit it found is a shifted one: layer-1 heads look a fixed
-4 or 5 tokens back (not 1), and the layer-2 head attends to the position 4 after the token that
-followed the previous occurrence. :func:`induction_scores` (Olsson et al.'s exact target) does not
-credit that shift, so the head scores stay low while the ablation of that layer-2 head costs ~2
-nats on repeats; draw periods from 2 to make the previous-token circuit the only one that works.
+At laptop size (``benchmarks/ch10b_induction.py``, seeds 0-2, stored in ``induction_results.json``)
+the repeat loss falls from ~3.6 to ~0.48 nats, below the copying floor, after a phase change at
+step 900-1,200. Because every period is at least ``seg_len // 2`` = 5 tokens, the circuit found
+is a shifted one: the layer-1 heads look a fixed distance back (seed 0: 4 and 5 tokens, not 1),
+and the layer-2 head attends to the position 4 after the token that followed the previous occurrence; there the
+5-back head has written the current token (the key it matches) and the 4-back head the token to
+copy (the value). :func:`induction_scores` (Olsson et al.'s exact target) does not credit that
+shift, so the head scores stay low (~0.17) while the ablation of that layer-2 head costs 1.9-3.9
+nats on repeats; :func:`attention_offsets` shows both offsets. Draw periods from 2 to make the
+previous-token circuit the only one that works.
+
+Chapter 10c reads the circuit with :func:`attention_offsets` / :func:`draw_offsets`,
+:func:`ablation_grid` / :func:`carrier`, :func:`draw_circuit` (the model's diagram), and the
+stored seeds with :func:`load_results` / :func:`seed_effects` / :func:`spread`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import numbers
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -624,6 +633,23 @@ def phase_change_step(curve: list[dict[str, float]], key: str = "icl_score") -> 
     return next(int(e["step"]) for e in curve if e[key] <= half)
 
 
+def copy_floor(config: InductionConfig) -> float:
+    """The loss on a repeated segment of a model that copies a token it has seen in the segment,
+    uniformly among its ``L`` tokens: ``log L``, averaged over the segment lengths
+    :func:`repeated_segments` draws (``max(2, seg_len // 2)`` to ``seg_len``). Only a model that
+    knows which earlier token comes next goes below it."""
+    lo = max(2, config.seg_len // 2)
+    return float(np.mean([math.log(L) for L in range(lo, config.seg_len + 1)]))
+
+
+def circuit_step(curve: list[dict[str, float]], floor: float, fraction: float = 0.5) -> int | None:
+    """The first evaluated step at which the repeat loss is below ``fraction`` of the copying
+    ``floor`` (:func:`copy_floor`): a loss that copying alone cannot reach (``None`` if never)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    return next((int(e["step"]) for e in curve if e["repeat_loss"] < fraction * floor), None)
+
+
 def train(config: InductionConfig, *, kind: str = "mix", seed: int | None = None, steps: int | None = None,
           device: str | None = "cpu", progress: bool = False) -> Run:
     """Train an :class:`AttnOnly` on ``kind`` batches (see :func:`training_batch`) for ``steps``
@@ -716,9 +742,12 @@ def anchor(config: InductionConfig, *, seed: int | None = None, device: str | No
 # -------------------------------------------------------------------------------------- plots
 
 
-def draw_phase_change(curve: list[dict[str, float]], phase_step: int | None = None, ax=None):
+def draw_phase_change(curve: list[dict[str, float]], phase_step: int | None = None, ax=None, *,
+                      floor: float | None = None, circuit: int | None = None):
     """The ICL score and the loss on repeated segments against the training step, with the
-    largest induction score on a second axis; a dashed line at ``phase_step``."""
+    largest induction score on a second axis; a dashed line at ``phase_step``; optionally the
+    copying ``floor`` (:func:`copy_floor`, drawn on the repeat-loss curve's scale) and a dotted
+    line at the ``circuit`` step (:func:`circuit_step`)."""
     from ..plot import _figure_and_axes
 
     fig, ax = _figure_and_axes(ax, (6.0, 3.2))
@@ -736,6 +765,10 @@ def draw_phase_change(curve: list[dict[str, float]], phase_step: int | None = No
         ax2.set_ylim(0, 1)
     if phase_step is not None:
         ax.axvline(phase_step, color="k", ls="--", lw=0.8)
+    if floor is not None:
+        ax.axhline(floor - curve[0]["repeat_loss"], color="C1", ls=":", lw=1.0, label="copying floor (mean log L)")
+    if circuit is not None:
+        ax.axvline(circuit, color="C1", ls=":", lw=1.0)
     ax.legend(fontsize=8, loc="lower left")
     ax.set_title("The phase change", fontsize=10)
     return fig
@@ -781,4 +814,223 @@ def draw_k_curve(curves: dict[str, dict[int, float]], n_values: int, ax=None):
     ax.set_ylabel("accuracy on unseen mappings")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------ reading the circuit (10c)
+
+
+def periods(ids: torch.Tensor, repeat: torch.Tensor) -> torch.Tensor:
+    """``[n]``: the period ``L`` of each sequence of :func:`repeated_segments` (the smallest
+    ``L`` with ``ids[t] == ids[t - L]`` over the repeated part and the token before it; ``0`` for
+    a row with no repeat)."""
+    ids, repeat = torch.as_tensor(ids), torch.as_tensor(repeat)
+    if ids.dim() != 2 or ids.shape != repeat.shape:
+        raise ValueError(f"ids and repeat must be [n, T] of the same shape, got {tuple(ids.shape)} and "
+                         f"{tuple(repeat.shape)}")
+    out = torch.zeros(ids.shape[0], dtype=torch.long)
+    for i, (row, mask) in enumerate(zip(ids, repeat)):
+        if not mask.any():
+            continue
+        first = int(mask.nonzero()[0, 0]) - 1  # the first token whose successor the copy predicts
+        out[i] = next(L for L in range(1, first + 1) if torch.equal(row[first:], row[first - L:len(row) - L]))
+    return out
+
+
+@torch.no_grad()
+def attention_offsets(model: AttnOnly, ids: torch.Tensor, repeat: torch.Tensor, max_back: int = 11,
+                      around: int = 6) -> dict[str, np.ndarray]:
+    """Where each head looks, averaged over the predictable positions of repeated segments
+    (:func:`repeated_segments` with ``seq_len - 1`` tokens, so the model reads them all).
+
+    Returns ``"back"`` ``[n_layer, n_head, max_back + 1]``: the attention from position ``t`` to
+    ``t - d``, for ``d = 0 .. max_back`` (a previous-token head puts its mass at ``d = 1``); and
+    ``"target"`` ``[n_layer, n_head, 2 * around + 1]``: the attention to ``s + d`` for ``d =
+    -around .. around``, where ``s = t - L + 1`` is the token after the previous occurrence of the
+    current token (Olsson et al.'s induction head puts its mass at ``d = 0``); ``"d_back"`` and
+    ``"d_target"`` hold the offsets."""
+    check_int(max_back, "max_back", 0)
+    check_int(around, "around", 0)
+    L = periods(ids, repeat)
+    was = model.training
+    model.eval()
+    _, patterns, _ = model.run(ids.to(next(model.parameters()).device))
+    model.train(was)
+    c = model.config
+    back = np.zeros((c.n_layer, c.n_head, max_back + 1))
+    target = np.zeros((c.n_layer, c.n_head, 2 * around + 1))
+    n, T = 0, ids.shape[1]
+    for i in range(ids.shape[0]):
+        if not repeat[i].any():
+            continue
+        for t in range(int(repeat[i].nonzero()[0, 0]) - 1, T):
+            n += 1
+            for layer, p in enumerate(patterns):
+                row = p[i, :, t].cpu().numpy()  # [H, T]
+                for d in range(min(max_back, t) + 1):
+                    back[layer, :, d] += row[:, t - d]
+                s = t - int(L[i]) + 1
+                for j, d in enumerate(range(-around, around + 1)):
+                    if 0 <= s + d <= t:
+                        target[layer, :, j] += row[:, s + d]
+    if n == 0:
+        raise ValueError("repeat marks no position: attention_offsets needs repeated segments")
+    return {"back": back / n, "target": target / n, "d_back": np.arange(max_back + 1),
+            "d_target": np.arange(-around, around + 1)}
+
+
+def ablation_grid(result: dict, key: str = "d_repeat_loss") -> np.ndarray:
+    """``[n_layer, n_head]``: ``result[(layer, head)][key]`` of :func:`ablation` (heads not
+    ablated are NaN)."""
+    heads = [k for k in result if isinstance(k, tuple)]
+    if not heads:
+        raise ValueError("result holds no ablated head: pass what ablation() returned")
+    grid = np.full((max(h[0] for h in heads) + 1, max(h[1] for h in heads) + 1), np.nan)
+    for layer, head in heads:
+        grid[layer, head] = result[(layer, head)][key]
+    return grid
+
+
+def carrier(grid: np.ndarray, layer: int = -1) -> tuple[int, int]:
+    """The head of ``layer`` (default the last) whose ablation costs most (``grid`` from
+    :func:`ablation_grid`): the head that carries the circuit, found by removing it."""
+    row = np.asarray(grid)[layer]
+    return layer % np.asarray(grid).shape[0], int(np.nanargmax(row))
+
+
+# ---------------------------------------------------------------------- the stored three seeds
+
+RESULTS = Path(__file__).with_name("induction_results.json")
+
+
+def load_results(path: str | Path = RESULTS) -> dict:
+    """The stored anchor runs (``benchmarks/ch10b_induction.py``: laptop size, seeds 0-2)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: run `python -m benchmarks.ch10b_induction` to make it")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def seed_effects(results: dict) -> dict[str, list[float]]:
+    """Per stored seed, the numbers the chapter's claim checks read:
+
+    * ``icl_change``: the ICL score after training minus before (nats; negative: learned);
+    * ``carrier_d_icl`` / ``other_d_icl``: the rise of the ICL score when the layer-2 head whose
+      ablation costs most repeat loss is removed, and when the other layer-2 head is;
+    * ``carrier_d_repeat``: that head's cost on the repeat loss (nats);
+    * ``k4_minus_copy``: few-shot accuracy at k = 4 minus copying a shown value (1/4);
+    * ``bursty_minus_uniform``: accuracy of the bursty arm minus the uniform arm, mean over the
+      k > 0 (few-shot episodes on unseen mappings).
+    """
+    out: dict[str, list[float]] = {k: [] for k in ("icl_change", "carrier_d_icl", "other_d_icl", "carrier_d_repeat",
+                                                   "k4_minus_copy", "bursty_minus_uniform")}
+    for r in results["runs"]:
+        out["icl_change"].append(r["icl_after"] - r["icl_before"])
+        two = {tuple(r["top_head"]): r["ablate_top"], tuple(r["other_head"]): r["ablate_other"]}
+        best = max(two, key=lambda h: two[h]["d_repeat_loss"])
+        rest = [h for h in two if h != best]
+        out["carrier_d_icl"].append(two[best]["d_icl_score"])
+        out["carrier_d_repeat"].append(two[best]["d_repeat_loss"])
+        out["other_d_icl"].append(two[rest[0]]["d_icl_score"] if rest else float("nan"))
+        out["k4_minus_copy"].append(r["k_curve"]["4"] - 1 / 4)
+        ks = [k for k in r["bursty"]["k_curve"] if int(k) > 0]
+        out["bursty_minus_uniform"].append(float(np.mean([r["bursty"]["k_curve"][k] - r["uniform"]["k_curve"][k]
+                                                          for k in ks])))
+    return out
+
+
+def seed_rows(results: dict) -> list[dict]:
+    """One row per stored seed, for a table: the phase-change step, the ICL score and the repeat
+    loss before and after training, the largest induction score, the layer-2 head whose removal
+    costs most (and that cost on the repeat loss), and the few-shot accuracy at each k > 0."""
+    rows = []
+    for r in results["runs"]:
+        two = {tuple(r["top_head"]): r["ablate_top"], tuple(r["other_head"]): r["ablate_other"]}
+        best = max(two, key=lambda h: two[h]["d_repeat_loss"])
+        floor = copy_floor(InductionConfig(**{k: tuple(v) if k == "ks" else v for k, v in results["config"].items()}))
+        row = {"seed": r["seed"], "phase step": r["phase_step"], "circuit step": circuit_step(r["curve"], floor),
+               "ICL before": r["icl_before"],
+               "ICL after": r["icl_after"], "repeat loss before": r["repeat_loss_before"],
+               "repeat loss after": r["repeat_loss_after"], "top induction score": max(map(max, r["induction"])),
+               "carrier": f"layer {best[0] + 1}, head {best[1]}", "carrier removed: d repeat loss":
+               two[best]["d_repeat_loss"]}
+        row.update({f"k={k}": v for k, v in r["k_curve"].items() if int(k) > 0})
+        rows.append({k: (float(f"{v:.4g}") + 0.0 if isinstance(v, float) else v) for k, v in row.items()})
+    return rows
+
+
+def spread(values) -> tuple[float, tuple[float, float]]:
+    """``(mean, (min, max))`` of per-seed values, rounded to 4 significant digits."""
+    v = np.asarray(list(values), dtype=float)
+    if v.size == 0 or not np.isfinite(v).all():
+        raise ValueError(f"spread needs finite values, got {v.tolist()}")
+    r = lambda x: float(f"{x:.4g}") + 0.0
+    return r(v.mean()), (r(v.min()), r(v.max()))
+
+
+# ---------------------------------------------------------------------------- more plots (10c)
+
+
+def draw_offsets(offsets: dict[str, np.ndarray], heads: list[tuple[int, int]] | None = None):
+    """Two panels from :func:`attention_offsets`: attention against the distance back, and
+    against the position relative to the induction target (``0``: the token after the previous
+    occurrence), one line per head."""
+    import matplotlib.pyplot as plt
+
+    n_layer, n_head = offsets["back"].shape[:2]
+    heads = heads or [(layer, h) for layer in range(n_layer) for h in range(n_head)]
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.0))
+    for (layer, h), ls in zip(heads, ["-", "--", "-", "--", ":", "-."] * 4):
+        label = f"layer {layer + 1}, head {h}"
+        color = f"C{layer}"
+        axes[0].plot(offsets["d_back"], offsets["back"][layer, h], ls=ls, color=color, marker=".", label=label)
+        axes[1].plot(offsets["d_target"], offsets["target"][layer, h], ls=ls, color=color, marker=".", label=label)
+    axes[0].set_xlabel("distance back, d (attention from t to t - d)")
+    axes[1].set_xlabel("position - induction target (0: the token after the earlier copy)")
+    axes[1].axvline(0, color="grey", lw=0.5)
+    for ax in axes:
+        ax.set_ylabel("mean attention")
+        ax.set_ylim(0, 1)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def draw_circuit(ax=None):
+    """The model and the textbook induction circuit on ``... A B ... A -> ?``: a layer-1
+    previous-token head writes "A came before me" into B's position; the layer-2 head at the
+    second A matches that (K-composition) and copies B into the prediction."""
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    from ..plot import _figure_and_axes
+
+    fig, ax = _figure_and_axes(ax, (8.0, 3.6))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 6.2)
+    ax.axis("off")
+    tokens = ["C", "A", "B", "D", "...", "A"]
+    xs = [1.0, 2.4, 3.8, 5.2, 6.6, 8.0]
+    rows = [(0.6, "token + position embedding  W_E[t] + W_P[p]", "#eeeeee"),
+            (2.1, "layer 1: attention only (previous-token head)", "#dbe9f6"),
+            (3.6, "layer 2: attention only (induction head)", "#fde2c8"),
+            (5.1, "unembedding  W_U LN(x)  ->  next token", "#eeeeee")]
+    for y, text, fc in rows:
+        ax.add_patch(FancyBboxPatch((0.3, y - 0.35), 9.2, 0.7, boxstyle="round,pad=0.02", fc=fc, ec="0.6"))
+        ax.text(0.4, y + 0.42, text, ha="left", va="bottom", fontsize=7.5, color="0.25")
+    for x, t in zip(xs, tokens):
+        ax.text(x, 0.6, t, ha="center", va="center", fontsize=11, weight="bold")
+    arrow = {"arrowstyle": "->", "lw": 1.4, "mutation_scale": 10}
+    ax.add_patch(FancyArrowPatch((xs[2], 2.1), (xs[1] + 0.15, 2.1), connectionstyle="arc3,rad=0.5",
+                                 color="C0", **arrow))
+    ax.text((xs[1] + xs[2]) / 2, 2.75, "B looks at A:\n'A came before me'", ha="center", fontsize=7, color="C0")
+    ax.add_patch(FancyArrowPatch((xs[5], 3.6), (xs[2] + 0.15, 3.6), connectionstyle="arc3,rad=0.25",
+                                 color="C1", **arrow))
+    ax.text((xs[2] + xs[5]) / 2 + 0.6, 4.3, "the second A finds the token after\nthe first A (B) and copies it",
+            ha="center", fontsize=7, color="C1")
+    ax.annotate("", (xs[5], 5.1), (xs[5], 3.95), arrowprops={"arrowstyle": "->", "color": "C1"})
+    ax.text(xs[5] + 0.25, 5.1, "predict B", va="center", fontsize=9, color="C1", weight="bold")
+    for x in xs:
+        ax.plot([x, x], [0.95, 1.75], color="0.8", lw=0.8, zorder=0)
+    ax.text(9.5, 5.95, "residual stream: x_{l+1} = x_l + Attn_l(LN(x_l)); no MLPs", ha="right", fontsize=7.5,
+            color="0.3")
     return fig
