@@ -153,3 +153,29 @@ def test_gpu_script_at_ci_scale_on_the_cpu(tmp_path, monkeypatch):
         prov = json.loads((tmp_path / "out" / name / "provenance.json").read_text())
         assert prov["scale"] == "ci" and prov["command"].startswith("python benchmarks/gpu/zoo_gpu.py")
         assert (tmp_path / "out" / name / "model.safetensors").is_file()
+
+
+def test_a_warm_restart_is_a_new_version_on_other_batches(tmp_path, monkeypatch):
+    """``--warm-start`` starts from the stored weights, draws other windows and masks than the
+    version it starts from, and its provenance counts tokens and CPU time since initialisation."""
+    from companion.data import fetching
+    from companion.zoo.run import train_and_store
+
+    monkeypatch.setattr(store, "MODELS_DIR", tmp_path / "models")
+    monkeypatch.setenv(fetching.ENV_VAR, str(tmp_path / "cache"))  # the resumable states go there
+    monkeypatch.setitem(specs.SPECS, TINY.name, TINY)
+    streams = (_stream(5000, 0), _stream(2000, 1))
+    quiet = dict(streams=streams, eval_rows=8, log=lambda m: None)
+    v1 = train_and_store(TINY.name, "ci", **quiet)
+    sha1 = store.provenance(TINY.name)["weights_sha256"]
+    v2 = train_and_store(TINY.name, "ci", warm_start=True, **quiet)
+    assert (v1["version"], v1["data_seed"], v1["parent"]) == (1, TINY.seed, None)
+    assert (v2["version"], v2["data_seed"]) == (2, TINY.seed + 1000)
+    assert v2["warm_start_from"] == sha1 == v2["parent"]["weights_sha256"]
+    assert v2["tokens"] == 2 * v1["tokens"] and v2["this_run"]["tokens"] == v1["tokens"]
+    assert v2["cpu_seconds"] == v1["cpu_seconds"] + v2["this_run"]["cpu_seconds"]
+    assert store.provenance(TINY.name)["version"] == 2
+    model = trainer.build_model(TINY, zoo.tokenizer())
+    first = trainer.make_batch(TINY, model, streams[0], 2, seed=v1["data_seed"], step=0)
+    again = trainer.make_batch(TINY, model, streams[0], 2, seed=v2["data_seed"], step=0)
+    assert not torch.equal(first, again)

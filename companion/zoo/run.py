@@ -69,16 +69,18 @@ def train_and_store(name: str, scale: str, *, device: str = "cpu", threads: int 
                                                               corpus.token_stream("heldout", progress=True))
     log(f"streams: {len(train_stream):,} train and {len(held):,} held-out tokens ({time.perf_counter() - t0:.0f} s)")
     key = spec.key(scale)
-    init, version, parent = None, 1, None
+    init, version, parent, prev = None, 1, None, None
     if warm_start:
         prev = store.provenance(name)
         init = dict(store.load(name).state_dict())
         version, parent = prev["version"] + 1, prev["weights_sha256"]
         key += f"-warm-{parent[:8]}"
+    # a warm restart draws other windows and masks: version v uses seed + 1000 (v - 1)
+    data_seed = spec.seed + 1000 * (version - 1)
     state_dir = Path(data_dir()) / "zoo" / f"{name}-{scale}-{key}"
     model, st, done = train(spec, budget, tok, train_stream, held, state_dir=state_dir, device=device,
                             init=init, deadline_s=deadline_min * 60 if deadline_min else None,
-                            eval_rows=eval_rows, log=log)
+                            eval_rows=eval_rows, data_seed=data_seed, log=log)
     if not done:
         return None
     uni = unigram_loss(spec, model.cpu(), train_stream, held, eval_rows)
@@ -91,7 +93,13 @@ def train_and_store(name: str, scale: str, *, device: str = "cpu", threads: int 
                  "imdb_jsonl_sha256": {k: v[2] for k, v in FILES.items() if k != "test"},
                  "sources": "Part II pre-training corpus (train split) + IMDb train + IMDb unlabelled "
                             f"(minus {corpus.IMDB_HELDOUT_PERCENT} % held out); IMDb test never read"},
-        "seed": spec.seed, "steps": st.step, "tokens": st.tokens, "cpu_seconds": round(st.cpu_seconds),
+        "seed": spec.seed, "data_seed": data_seed, "steps": st.step,
+        # tokens and CPU time since random initialisation (this run's plus every earlier version's)
+        "tokens": st.tokens + (prev["tokens"] if prev else 0),
+        "cpu_seconds": round(st.cpu_seconds) + (prev["cpu_seconds"] if prev else 0),
+        "this_run": {"tokens": st.tokens, "cpu_seconds": round(st.cpu_seconds)},
+        "parent": ({k: prev[k] for k in ("version", "weights_sha256", "steps", "tokens", "cpu_seconds",
+                                         "heldout_loss", "commit", "command", "date")} if prev else None),
         "wall_seconds": round(st.wall_seconds), "budget": budget.__dict__,
         "architecture": {"arch": spec.arch, "d_model": spec.d_model, "n_layer": spec.n_layer,
                          "n_head": spec.n_head, "block_size": spec.block_size, "vocab_size": len(tok) + 3},

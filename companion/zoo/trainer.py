@@ -115,14 +115,16 @@ class RunState:
 
 def train(spec: ModelSpec, budget: Budget, tok, train_stream: np.ndarray, held: np.ndarray, *,
           state_dir: Path, device: str = "cpu", init: dict | None = None, save_every_s: float = 300.0,
-          deadline_s: float | None = None, eval_rows: int = EVAL_ROWS, log=print):
+          deadline_s: float | None = None, eval_rows: int = EVAL_ROWS, data_seed: int | None = None, log=print):
     """Train (or resume) ``spec`` under ``budget``; returns ``(model, RunState, finished)``.
 
     ``init``: a state dict to start from (a warm restart from stored weights) instead of the seeded
     initialisation. ``deadline_s``: stop (saving the state) after this many wall seconds of this
     call; ``finished`` is ``False`` then and a later call resumes. ``eval_rows``: held-out windows
-    per evaluation (tests use few).
+    per evaluation (tests use few). ``data_seed``: the seed of the batches and masks (default the
+    spec's seed; a warm restart passes another, so it does not see the same windows again).
     """
+    data_seed = spec.seed if data_seed is None else data_seed
     model = build_model(spec, tok).to(device)
     if init is not None:
         model.load_state_dict(init)
@@ -155,7 +157,7 @@ def train(spec: ModelSpec, budget: Budget, tok, train_stream: np.ndarray, held: 
             log(f"{spec.name} step {st.step}/{budget.steps} tokens {st.tokens:,} held-out {st.curve[-1][2]:.3f}")
         for g in opt.param_groups:
             g["lr"] = lr_at(budget, st.step)
-        b = _to(make_batch(spec, model, train_stream, budget.batch_size, spec.seed, st.step), device)
+        b = _to(make_batch(spec, model, train_stream, budget.batch_size, data_seed, st.step), device)
         loss = model.loss(b)
         opt.zero_grad(set_to_none=True)
         loss.backward()
