@@ -419,8 +419,8 @@ def test_seed_rows_read_the_stored_runs():
     rows = ind.seed_rows(res)
     assert [r["seed"] for r in rows] == res["seeds"]
     for r, run in zip(rows, res["runs"]):
-        assert r["phase step"] == run["phase_step"]
-        assert r["circuit step"] is not None and r["circuit step"] > r["phase step"]
+        assert r["ICL half-way step"] == run["phase_step"]
+        assert r["circuit step"] is not None and r["circuit step"] > r["ICL half-way step"]
         assert r["carrier"].startswith("layer 2")
         assert {"k=1", "k=2", "k=4", "k=8"} <= set(r) and "k=0" not in r
 
@@ -434,4 +434,23 @@ def test_phase_change_plot_with_floor():
     curve = ind.load_results()["runs"][0]["curve"]
     fig = ind.draw_phase_change(curve, 1200, floor=2.0, circuit=2300)
     assert any(line.get_label() == "copying floor (mean log L)" for line in fig.axes[0].lines)
+    # every line, the two step markers and the induction score on the right axis, is in the legend
+    names = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "ICL half-way (step 1,200)" in names and "repeat loss < half the floor (step 2,300)" in names
+    assert "top induction score (right axis)" in names and len(names) == 6
     plt.close(fig)
+
+
+def test_copy_baseline_is_random_copying_on_the_episodes():
+    """Answering one of the k shown values at random scores (1 + (k-1)/n_values)/k on
+    kv_episodes, whose values may repeat: above 1/k."""
+    assert ind.copy_baseline(1, 16) == 1.0
+    assert ind.copy_baseline(4, 16) == pytest.approx((1 + 3 / 16) / 4)
+    for k in (2, 4, 8):
+        ids, target, _ = ind.kv_episodes(20_000, k, 16, 16, seed=k)
+        shown = ids[:, 1:-1:2]
+        random_copy = float(((shown == target[:, None]).float().mean(1)).mean())
+        assert random_copy == pytest.approx(ind.copy_baseline(k, 16), abs=0.01)
+        assert random_copy > 1 / k + 0.02
+    with pytest.raises(ValueError, match="k"):
+        ind.copy_baseline(0, 16)

@@ -44,8 +44,10 @@ register(Exercise(
     atol=0.001,
     hint=("One of the four shown values is the right one.",),
     explanation="""
-        1/4. In general 1/k: one shown value in k is right. A model that beats 1/k has to match
-        the query against the keys, the lookup an induction head does.
+        1/4. In general 1/k: one shown value in k is right. A model that beats it has to match
+        the query against the keys, the lookup an induction head does. (The chapter's episodes
+        draw each value at random, so two keys sometimes share one and copying gets a little
+        more: (1 + 3/16)/4 = 0.297 at k = 4.)
     """,
 ))
 

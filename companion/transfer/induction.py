@@ -40,8 +40,9 @@ score strongly negative. Only an induction head takes the loss below that; the a
 layer-2 heads, not the ICL score alone, says which of the two a model has learned.
 
 At laptop size (``benchmarks/ch10b_induction.py``, seeds 0-2, stored in ``induction_results.json``)
-the repeat loss falls from ~3.6 to ~0.48 nats, below the copying floor, after a phase change at
-step 900-1,200. Because every period is at least ``seg_len // 2`` = 5 tokens, the circuit found
+the repeat loss falls from ~3.6 to ~0.48 nats, below the copying floor, in two stages: copying
+down to the floor (the ICL score half-way by step 900-1,200), then the circuit's phase change
+(the repeat loss below half the floor by step 2,300-2,400, :func:`circuit_step`). Because every period is at least ``seg_len // 2`` = 5 tokens, the circuit found
 is a shifted one: the layer-1 heads look a fixed distance back (seed 0: 4 and 5 tokens, not 1),
 and the layer-2 head attends to the position 4 after the token that followed the previous occurrence; there the
 5-back head has written the current token (the key it matches) and the 4-back head the token to
@@ -563,6 +564,16 @@ def few_shot_accuracy(model: AttnOnly, k: int, n: int = 512, seed: int = 20_000,
     return float(((logits.argmax(-1) + c.n_keys).cpu() == target).float().mean())
 
 
+def copy_baseline(k: int, n_values: int) -> float:
+    """The expected few-shot accuracy of answering one of the ``k`` shown values at random,
+    ignoring the query: ``(1 + (k - 1) / n_values) / k``. The values of an episode
+    (:func:`kv_episodes`) are drawn independently, so another shown key shares the answer's value
+    with probability ``1 / n_values`` each; with distinct values it would be ``1 / k``."""
+    check_int(k, "k")
+    check_int(n_values, "n_values")
+    return (1 + (k - 1) / n_values) / k
+
+
 def k_curve(model: AttnOnly, ks=None, n: int = 512, seed: int = 20_000, ablate=None) -> dict[int, float]:
     """:func:`few_shot_accuracy` for each ``k`` (default ``config.ks``)."""
     return {int(k): few_shot_accuracy(model, k, n, seed, ablate) for k in (model.config.ks if ks is None else ks)}
@@ -744,33 +755,40 @@ def anchor(config: InductionConfig, *, seed: int | None = None, device: str | No
 
 def draw_phase_change(curve: list[dict[str, float]], phase_step: int | None = None, ax=None, *,
                       floor: float | None = None, circuit: int | None = None):
-    """The ICL score and the loss on repeated segments against the training step, with the
-    largest induction score on a second axis; a dashed line at ``phase_step``; optionally the
-    copying ``floor`` (:func:`copy_floor`, drawn on the repeat-loss curve's scale) and a dotted
-    line at the ``circuit`` step (:func:`circuit_step`)."""
+    """The ICL score and the loss on repeated segments (minus its start, so both begin at 0)
+    against the training step, with the largest induction score on a second axis; a dashed line
+    at ``phase_step`` (the ICL score's half-way step); optionally the copying ``floor``
+    (:func:`copy_floor`, drawn on the repeat-loss curve's scale) and a dotted line at the
+    ``circuit`` step (:func:`circuit_step`). Every line is named in the legend, below the axes."""
     from ..plot import _figure_and_axes
 
-    fig, ax = _figure_and_axes(ax, (6.0, 3.2))
+    fig, ax = _figure_and_axes(ax, (6.4, 4.2))
     steps = [e["step"] for e in curve]
+    start = curve[0]["repeat_loss"]
     ax.plot(steps, [e["icl_score"] for e in curve], label="ICL score (late - early loss)")
-    ax.plot(steps, [e["repeat_loss"] - curve[0]["repeat_loss"] for e in curve],
-            label="repeat loss - its start")
+    ax.plot(steps, [e["repeat_loss"] - start for e in curve], label="repeat loss - its start")
     ax.axhline(0, color="grey", lw=0.5)
     ax.set_xlabel("training step")
     ax.set_ylabel("nats")
+    if floor is not None:
+        ax.axhline(floor - start, color="C1", ls=":", lw=1.0, label="copying floor (mean log L)")
+    if phase_step is not None:
+        ax.axvline(phase_step, color="k", ls="--", lw=0.8, label=f"ICL half-way (step {phase_step:,})")
+    if circuit is not None:
+        ax.axvline(circuit, color="C1", ls="-.", lw=1.0,
+                   label=f"repeat loss < half the floor (step {circuit:,})")
+    handles, labels = ax.get_legend_handles_labels()
     if "induction_max" in curve[0]:
         ax2 = ax.twinx()
-        ax2.plot(steps, [e["induction_max"] for e in curve], color="C2", ls=":", label="top induction score")
+        ax2.plot(steps, [e["induction_max"] for e in curve], color="C2", ls=":",
+                 label="top induction score (right axis)")
         ax2.set_ylabel("induction score", color="C2")
         ax2.set_ylim(0, 1)
-    if phase_step is not None:
-        ax.axvline(phase_step, color="k", ls="--", lw=0.8)
-    if floor is not None:
-        ax.axhline(floor - curve[0]["repeat_loss"], color="C1", ls=":", lw=1.0, label="copying floor (mean log L)")
-    if circuit is not None:
-        ax.axvline(circuit, color="C1", ls=":", lw=1.0)
-    ax.legend(fontsize=8, loc="lower left")
-    ax.set_title("The phase change", fontsize=10)
+        h2, l2 = ax2.get_legend_handles_labels()
+        handles, labels = handles + h2, labels + l2
+    ax.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2,
+              frameon=False)
+    ax.set_title("Two stages: copying, then the circuit", fontsize=10)
     return fig
 
 
@@ -800,20 +818,22 @@ def draw_heads(model: AttnOnly, probe: torch.Tensor, heads: list[tuple[int, int]
 
 def draw_k_curve(curves: dict[str, dict[int, float]], n_values: int, ax=None):
     """Few-shot accuracy against ``k`` for each labelled curve, with two baselines: chance
-    (``1 / n_values``) and copying one of the ``k`` shown values at random (``1 / k``)."""
+    (``1 / n_values``) and copying one of the ``k`` shown values at random
+    (:func:`copy_baseline`)."""
     from ..plot import _figure_and_axes
 
-    fig, ax = _figure_and_axes(ax, (4.5, 3.2))
+    fig, ax = _figure_and_axes(ax, (4.8, 4.2))
     for label, curve in curves.items():
         ks = sorted(curve)
         ax.plot(ks, [curve[k] for k in ks], marker="o", label=label)
-    ks = sorted(next(iter(curves.values()))) if curves else []
-    ax.plot([k for k in ks if k], [1 / k for k in ks if k], color="grey", ls="--", label="copy a shown value (1/k)")
+    ks = [k for k in (sorted(next(iter(curves.values()))) if curves else []) if k]
+    ax.plot(ks, [copy_baseline(k, n_values) for k in ks], color="grey", ls="--",
+            label="copy a shown value at random")
     ax.axhline(1 / n_values, color="grey", ls=":", label="chance")
     ax.set_xlabel("k (shown pairs)")
     ax.set_ylabel("accuracy on unseen mappings")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, frameon=False)
     return fig
 
 
@@ -940,7 +960,9 @@ def seed_effects(results: dict) -> dict[str, list[float]]:
 
 
 def seed_rows(results: dict) -> list[dict]:
-    """One row per stored seed, for a table: the phase-change step, the ICL score and the repeat
+    """One row per stored seed, for a table: the step by which the ICL score had fallen half-way
+    (:func:`phase_change_step`), the step the repeat loss fell below half the copying floor
+    (:func:`circuit_step`), the ICL score and the repeat
     loss before and after training, the largest induction score, the layer-2 head whose removal
     costs most (and that cost on the repeat loss), and the few-shot accuracy at each k > 0."""
     rows = []
@@ -948,7 +970,8 @@ def seed_rows(results: dict) -> list[dict]:
         two = {tuple(r["top_head"]): r["ablate_top"], tuple(r["other_head"]): r["ablate_other"]}
         best = max(two, key=lambda h: two[h]["d_repeat_loss"])
         floor = copy_floor(InductionConfig(**{k: tuple(v) if k == "ks" else v for k, v in results["config"].items()}))
-        row = {"seed": r["seed"], "phase step": r["phase_step"], "circuit step": circuit_step(r["curve"], floor),
+        row = {"seed": r["seed"], "ICL half-way step": r["phase_step"],
+               "circuit step": circuit_step(r["curve"], floor),
                "ICL before": r["icl_before"],
                "ICL after": r["icl_after"], "repeat loss before": r["repeat_loss_before"],
                "repeat loss after": r["repeat_loss_after"], "top induction score": max(map(max, r["induction"])),
@@ -991,7 +1014,7 @@ def draw_offsets(offsets: dict[str, np.ndarray], heads: list[tuple[int, int]] | 
     for ax in axes:
         ax.set_ylabel("mean attention")
         ax.set_ylim(0, 1)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -1010,19 +1033,20 @@ def draw_circuit(ax=None):
     ax.axis("off")
     tokens = ["C", "A", "B", "D", "...", "A"]
     xs = [1.0, 2.4, 3.8, 5.2, 6.6, 8.0]
-    rows = [(0.6, "token + position embedding  W_E[t] + W_P[p]", "#eeeeee"),
+    rows = [(0.6, r"token + position embedding  $x^{(0)}_t = C(w_t) + p_t$", "#eeeeee"),
             (2.1, "layer 1: attention only (previous-token head)", "#dbe9f6"),
             (3.6, "layer 2: attention only (induction head)", "#fde2c8"),
-            (5.1, "unembedding  W_U LN(x)  ->  next token", "#eeeeee")]
+            (5.1, r"unembedding  $\mathrm{softmax}(W_U\,\mathrm{LN}(x^{(2)}_t))$  ->  next token", "#eeeeee")]
     for y, text, fc in rows:
         ax.add_patch(FancyBboxPatch((0.3, y - 0.35), 9.2, 0.7, boxstyle="round,pad=0.02", fc=fc, ec="0.6"))
         ax.text(0.4, y + 0.42, text, ha="left", va="bottom", fontsize=7.5, color="0.25")
     for x, t in zip(xs, tokens):
         ax.text(x, 0.6, t, ha="center", va="center", fontsize=11, weight="bold")
     arrow = {"arrowstyle": "->", "lw": 1.4, "mutation_scale": 10}
-    ax.add_patch(FancyArrowPatch((xs[2], 2.1), (xs[1] + 0.15, 2.1), connectionstyle="arc3,rad=0.5",
+    ax.add_patch(FancyArrowPatch((xs[2], 2.0), (xs[1] + 0.15, 2.0), connectionstyle="arc3,rad=0.35",
                                  color="C0", **arrow))
-    ax.text((xs[1] + xs[2]) / 2, 2.75, "B looks at A:\n'A came before me'", ha="center", fontsize=7, color="C0")
+    ax.text(xs[2] + 0.35, 2.1, "B looks at A:\n'A came before me'", ha="left", va="center", fontsize=7,
+            color="C0")
     ax.add_patch(FancyArrowPatch((xs[5], 3.6), (xs[2] + 0.15, 3.6), connectionstyle="arc3,rad=0.25",
                                  color="C1", **arrow))
     ax.text((xs[2] + xs[5]) / 2 + 0.6, 4.3, "the second A finds the token after\nthe first A (B) and copies it",
@@ -1031,6 +1055,6 @@ def draw_circuit(ax=None):
     ax.text(xs[5] + 0.25, 5.1, "predict B", va="center", fontsize=9, color="C1", weight="bold")
     for x in xs:
         ax.plot([x, x], [0.95, 1.75], color="0.8", lw=0.8, zorder=0)
-    ax.text(9.5, 5.95, "residual stream: x_{l+1} = x_l + Attn_l(LN(x_l)); no MLPs", ha="right", fontsize=7.5,
-            color="0.3")
+    ax.text(9.5, 5.95, r"residual stream: $x^{(l+1)} = x^{(l)} + \mathrm{Attn}_l(\mathrm{LN}(x^{(l)}))$; no MLPs",
+            ha="right", fontsize=7.5, color="0.3")
     return fig
