@@ -78,7 +78,12 @@ def test_lm_nll_scores_every_token_once(pre, tok):
     assert nll == pytest.approx(ref, rel=1e-5)
     sents = [s.split() for s in TEXT[:2]]
     r = c7.brown_perplexity(pre.gpt, tok, sents, sum(len(s) + 1 for s in sents))
-    assert r["ppl_word"] == pytest.approx(math.exp(r["nll"] / r["units"]))
+    # per word divides by the words only: GPT predicts no end-of-sentence symbol
+    assert r["words"] == sum(len(s) for s in sents) < r["units"]
+    assert r["ppl_word"] == pytest.approx(math.exp(r["nll"] / r["words"]))
+    assert r["ppl_unit"] == pytest.approx(math.exp(r["nll"] / r["units"])) and r["ppl_unit"] < r["ppl_word"]
+    assert r["ppl_word"] == pytest.approx(r["ppl_token"] ** r["tokens_per_word"])
+    assert "ppl_unit" not in c7.brown_perplexity(pre.gpt, tok, sents)
     assert r["tokens_per_word"] == pytest.approx(r["tokens"] / r["words"])
 
 

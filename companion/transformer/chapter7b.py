@@ -9,7 +9,7 @@ The notebook ``07b_gpt_bert.ipynb`` imports everything from here, so its cells s
 * :func:`pretrain_pair` -- both models through :func:`companion.transformer.pretrain` with the
   same number of steps, rows per step and tokens per row (equal compute, up to the heads);
 * :func:`brown_perplexity` -- GPT's perplexity on Bengio's Brown test split, per token and per
-  word (the whole test text's NLL divided by its number of words);
+  word (the whole test text's NLL divided by its number of words, sentence ends not counted);
 * :func:`finetune` -- one model on one GLUE-lite task (GPT with the paper's input
   transformations and, optionally, the auxiliary LM loss; BERT with ``[CLS]`` pooling);
   :func:`paired_bootstrap` -- the spread of a difference of GLUE-lite averages;
@@ -194,19 +194,26 @@ def lm_nll(gpt: GPT, ids: Sequence[int], start_id: int, batch_size: int = 32) ->
     return total, n
 
 
-def brown_perplexity(gpt: GPT, tok: ByteLevelBPE, sentences: list[list[str]], n_units: int) -> dict[str, float]:
+def brown_perplexity(gpt: GPT, tok: ByteLevelBPE, sentences: list[list[str]],
+                     n_units: int | None = None) -> dict[str, float]:
     """GPT's perplexity on Brown sentences (lists of words, joined by spaces as in pre-training).
 
-    ``n_units`` is what the other rows of the Brown table divide by (words plus one end of
-    sentence per sentence). Returns the NLL, token and word counts, tokens per word, perplexity
-    per token and per word: ``exp(NLL / n_units)``."""
+    Per word is the whole text's NLL divided by its number of **words**: GPT never predicts the
+    n-gram models' end-of-sentence symbols, so it is not credited with them. Returns the NLL,
+    token and word counts, tokens per word, perplexity per token and per word
+    (``exp(NLL / words)``). ``n_units`` (optional, e.g. words plus sentence ends) adds
+    ``ppl_unit = exp(NLL / n_units)`` for comparison; it does not change ``ppl_word``."""
     text = " ".join(" ".join(s) for s in sentences)
     ids = tok.encode_ordinary(text)
     nll, n_tok = lm_nll(gpt, ids, tok.special_tokens[EOT])
     n_words = sum(len(s) for s in sentences)
-    return {"nll": nll, "tokens": n_tok, "words": n_words, "units": n_units,
-            "tokens_per_word": n_tok / n_words, "ppl_token": float(np.exp(nll / n_tok)),
-            "ppl_word": float(np.exp(nll / n_units))}
+    if n_words < 1:
+        raise ValueError("brown_perplexity needs at least one word")
+    out = {"nll": nll, "tokens": n_tok, "words": n_words, "tokens_per_word": n_tok / n_words,
+           "ppl_token": float(np.exp(nll / n_tok)), "ppl_word": float(np.exp(nll / n_words))}
+    if n_units is not None:
+        out.update(units=n_units, ppl_unit=float(np.exp(nll / n_units)))
+    return out
 
 
 @torch.no_grad()
