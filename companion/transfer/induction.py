@@ -938,7 +938,8 @@ def seed_effects(results: dict) -> dict[str, list[float]]:
     * ``carrier_d_icl`` / ``other_d_icl``: the rise of the ICL score when the layer-2 head whose
       ablation costs most repeat loss is removed, and when the other layer-2 head is;
     * ``carrier_d_repeat``: that head's cost on the repeat loss (nats);
-    * ``k4_minus_copy``: few-shot accuracy at k = 4 minus copying a shown value (1/4);
+    * ``k4_minus_copy``: few-shot accuracy at k = 4 minus copying a shown value at random
+      (:func:`copy_baseline`, 0.30 with 16 values: two keys may share a value);
     * ``bursty_minus_uniform``: accuracy of the bursty arm minus the uniform arm, mean over the
       k > 0 (few-shot episodes on unseen mappings).
     """
@@ -952,7 +953,7 @@ def seed_effects(results: dict) -> dict[str, list[float]]:
         out["carrier_d_icl"].append(two[best]["d_icl_score"])
         out["carrier_d_repeat"].append(two[best]["d_repeat_loss"])
         out["other_d_icl"].append(two[rest[0]]["d_icl_score"] if rest else float("nan"))
-        out["k4_minus_copy"].append(r["k_curve"]["4"] - 1 / 4)
+        out["k4_minus_copy"].append(r["k_curve"]["4"] - copy_baseline(4, results["config"]["n_values"]))
         ks = [k for k in r["bursty"]["k_curve"] if int(k) > 0]
         out["bursty_minus_uniform"].append(float(np.mean([r["bursty"]["k_curve"][k] - r["uniform"]["k_curve"][k]
                                                           for k in ks])))
