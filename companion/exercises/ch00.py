@@ -163,15 +163,15 @@ register(Exercise(
         best?
     """,
     choices={
-        "a": "The first files (press reportage) use a richer vocabulary than the rest of Brown.",
-        "b": "Tokens grow in proportion to the text, but new types turn up more and more rarely.",
-        "c": "The first 10,000 tokens were lower-cased before counting.",
-        "d": "Rare words are removed from the whole corpus before its types are counted.",
+        "a": "The first 10,000 tokens were lower-cased before counting.",
+        "b": "Rare words are removed from the whole corpus before its types are counted.",
+        "c": "Tokens grow in proportion to the text, but new types turn up more and more rarely.",
+        "d": "The first files (press reportage) use a richer vocabulary than the rest of Brown.",
     },
-    answer="b",
+    answer="c",
     hint=("Read another 10,000 tokens. How many tokens did you add? How many new types, roughly?",),
     explanation="""
-        (b). The number of types grows more slowly than the number of tokens (Heaps' law,
+        (c). The number of types grows more slowly than the number of tokens (Heaps' law,
         V(n) ~ K n^beta with beta < 1), so V(n) / n falls as a text gets longer, whatever its
         genre. Type/token ratios of texts can only be compared at the same length.
     """,

@@ -333,19 +333,19 @@ register(Exercise(
         probability N1+(· w) / N1+(· ·). Which reason is the right one?
     """,
     choices={
-        "a": "Continuation counts are smaller, so the table takes less memory.",
-        "b": "The lower order is only decisive when the longer context was not seen, so it should "
-             "favour words that follow many different contexts, not words that are merely frequent.",
-        "c": "Without it the probabilities of a context would not sum to 1.",
-        "d": "Frequent words need a larger discount, and continuation counts provide it.",
+        "a": "The lower order decides only when the longer context was unseen, so it should favour "
+             "words that follow many contexts, not words that are merely frequent.",
+        "b": "Continuation counts are smaller, so the table takes less memory.",
+        "c": "Frequent words need a larger discount, and continuation counts provide it.",
+        "d": "Without it the probabilities of a context would not sum to 1.",
     },
-    answer="b",
+    answer="a",
     hint=("Think of 'york': frequent, but after which words?",),
     explanation="""
-        (b). 'York' is frequent but nearly always after 'new', where the bigram already
+        (a). 'York' is frequent but nearly always after 'new', where the bigram already
         handles it; after an unseen context it is a poor guess. Kneser and Ney derived the
         continuation probability by asking that the bigram model reproduce the unigram
-        frequencies. (c) is false: absolute discounting with any proper lower-order
+        frequencies. (d) is false: absolute discounting with any proper lower-order
         distribution sums to 1.
     """,
 ))
@@ -407,17 +407,17 @@ register(Exercise(
         about. LSA can rank such a document high. Why?
     """,
     choices={
-        "a": "The SVD adds a thesaurus of synonyms to the term-document matrix.",
-        "b": "Keeping only k singular directions maps terms that occur in similar documents to "
-             "similar coordinates, so a query and a document can be close through terms that "
-             "keep the same company.",
-        "c": "TF-IDF gives rare terms a weight above zero in every document.",
-        "d": "Folding the query in adds the words of its nearest documents to it.",
+        "a": "The SVD adds a thesaurus to the term-document matrix: before the factorisation, each "
+             "term's counts are copied to the terms a dictionary lists as its synonyms.",
+        "b": "TF-IDF gives rare terms a weight above zero in every document.",
+        "c": "Folding the query in adds the words of its nearest documents to it.",
+        "d": "The k kept singular directions give terms used in the same documents similar "
+             "coordinates, so a query and a document can meet without a shared word.",
     },
-    answer="b",
+    answer="d",
     hint=("What does a truncated SVD keep, and what does it throw away?",),
     explanation="""
-        (b). The truncated SVD is the best rank-k approximation of X: it keeps the directions
+        (d). The truncated SVD is the best rank-k approximation of X: it keeps the directions
         along which many terms vary together across documents. Terms used in the same
         documents (car, automobile) get similar rows of U_k S_k, so the query and the document
         meet in those directions even when they share no word.

@@ -321,22 +321,23 @@ register(Exercise(
         about log2 |V| dot products instead of |V|. Which statement explains why?
     """,
     choices={
-        "a": "A sigmoid is cheaper to compute than an exponential.",
-        "b": "Only the nodes on the word's root-to-leaf path are scored, a balanced tree's paths "
-             "have about log2 |V| nodes, and because the two branches of every node share its "
-             "probability exactly, no sum over the vocabulary is needed to normalise.",
-        "c": "The tree has only log2 |V| internal nodes, so there are fewer parameters.",
-        "d": "The tree groups similar words, so rare words can be skipped.",
+        "a": "The tree has only log2 |V| internal nodes, so there are fewer parameters.",
+        "b": "The tree groups similar words under shared nodes, so rare words can be skipped "
+             "during training and the model only has to learn the frequent part of the "
+             "vocabulary.",
+        "c": "Only the ~log2 |V| nodes on the word's path are scored, and as each node's two "
+             "branches share its probability, nothing sums over the vocabulary.",
+        "d": "A sigmoid is cheaper to compute than an exponential.",
     },
-    answer="b",
+    answer="c",
     hint=("How many internal nodes does a binary tree with |V| leaves have?",
           "What does the full softmax need all |V| scores for?"),
     explanation="The full softmax must compute all |V| scores because its denominator sums over "
                 "them. In the tree, sigma(z) + sigma(-z) = 1 at every node, so the leaves' "
                 "probabilities sum to one by construction, and a word's probability needs only "
                 "the L(w) ~ log2 |V| nodes on its path. The tree still has |V| - 1 internal "
-                "nodes (option c is false), and the speed has nothing to do with the cost of a "
-                "sigmoid (a) or with skipping words (d).",
+                "nodes (option a is false), and the speed has nothing to do with the cost of a "
+                "sigmoid (d) or with skipping words (b).",
 ))
 
 # ---------------------------------------------------------------- 10. extend: three models in one mixture

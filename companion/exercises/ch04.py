@@ -387,16 +387,18 @@ register(Exercise(
         left out?
     """,
     choices={
-        "a": "The empty cells are handled separately, by negative sampling as in word2vec.",
-        "b": "f(0) = 0: an empty cell would contribute f(0) times a term with log 0, and the "
-             "weighting function is defined to make that contribution vanish.",
-        "c": "X is symmetric, so half of the cells are redundant.",
-        "d": "AdaGrad cannot update the rows of words that have a zero count.",
+        "a": "f(0) = 0: the weighting function makes an empty cell's term, f(0) times a term with "
+             "log 0, vanish by definition.",
+        "b": "X is symmetric, so half of the cells are redundant.",
+        "c": "AdaGrad cannot update the rows of words that have a zero count: their accumulated "
+             "squared gradient stays 0, and the step would divide by it.",
+        "d": "The empty cells are handled separately, by negative sampling as in word2vec: a few "
+             "of them are drawn at random for every non-empty cell.",
     },
-    answer="b",
+    answer="a",
     hint=("What is log X_ij when X_ij = 0? And what is f(0)?",),
     explanation="""
-        (b). log 0 is undefined, so the model could not fit an empty cell anyway; f(0) = 0 drops
+        (a). log 0 is undefined, so the model could not fit an empty cell anyway; f(0) = 0 drops
         those terms by definition. GloVe has no negatives at all: what pushes unrelated words
         apart is only that their small counts ask for small (log) values.
     """,
@@ -585,18 +587,18 @@ register(Exercise(
     """,
     choices={
         "a": "fastText drops the rarest words from its vocabulary, so no rare neighbours remain.",
-        "b": "A word-level vector's length and direction depend on how often the word was "
-             "updated, and rare words stay close to where they started; fastText builds every "
-             "word from character n-gram vectors shared with other words, so a rare word is made "
-             "of well-trained parts.",
-        "c": "fastText normalises every vector to unit length during training.",
-        "d": "fastText's hierarchical softmax gives frequent and rare words the same number of "
-             "updates.",
+        "b": "fastText normalises every vector to unit length during training.",
+        "c": "fastText's hierarchical softmax gives frequent and rare words the same number of "
+             "updates, so a rare word's vector is trained as long as a frequent word's and no "
+             "longer sits among the other rare words.",
+        "d": "A rarely updated word-level vector stays near its random start; fastText builds "
+             "every word from n-gram vectors shared with many words, so a rare word is made of "
+             "well-trained parts.",
     },
-    answer="b",
+    answer="d",
     hint=("Where does the vector of a word seen 5 times come from in each model?",),
     explanation="""
-        (b). A word seen a handful of times receives a handful of updates, so its word-level
+        (d). A word seen a handful of times receives a handful of updates, so its word-level
         vector keeps much of its random start and sits with the other barely-trained rare
         words. fastText sums n-gram vectors that were trained on every word containing them,
         so frequency leaves less of a mark. (The book's fastText, like skip-gram, uses

@@ -260,18 +260,21 @@ register(Exercise(
         way max pooling works?
     """,
     choices={
-        "a": "Max pooling has more parameters than mean pooling, so it can fit more.",
-        "b": "Each coordinate can act as a detector that fires on one salient word or phrase "
-             "anywhere in the sentence, and its value is not diluted by the other words.",
-        "c": "Max pooling makes the vector depend on word order, which mean pooling cannot.",
-        "d": "The last state is better in theory; max pooling only wins because it is faster.",
+        "a": "Max pooling makes the vector depend on word order, which mean pooling cannot: the "
+             "maximum of each coordinate remembers where in the sentence it was reached.",
+        "b": "The last state is better in theory, since it has read the whole sentence; max "
+             "pooling only wins because it is faster to train and so sees more data in the same "
+             "time.",
+        "c": "Max pooling has more parameters than mean pooling, so it can fit more.",
+        "d": "Each coordinate can act as a detector that fires on one salient word or phrase "
+             "anywhere in the sentence, undiluted by the other words.",
     },
-    answer="b",
+    answer="d",
     hint=("Count the parameters of each pooling; then think of a sentence of 40 words where "
           "one word decides the label.",),
     explanation="""
-        (b). No pooling adds parameters (a is false); order comes from the LSTM, not the pooling
-        (c); the last state must carry the whole sentence through one vector that the final words
+        (d). No pooling adds parameters (c is false); order comes from the LSTM, not the pooling
+        (a); the last state must carry the whole sentence through one vector that the final words
         dominate. Max pooling lets each dimension pick its strongest evidence wherever it is,
         and a mean over 40 words would dilute it 40 times. Conneau et al.'s visualisation shows
         max-pooled dimensions aligned with content words.

@@ -202,13 +202,16 @@ register(Exercise(
         step. Which reason does the paper give for that choice?
     """,
     choices={
-        "a": "It works with an unmodified, fused LSTM kernel (cuDNN): the mask is applied to the "
-             "weights once, before the kernel runs, and no step of the recursion is changed.",
-        "b": "Dropping weights removes more parameters than dropping activations, so the model is smaller.",
+        "a": "Dropping weights removes more parameters than dropping activations, so the model "
+             "that is trained and stored is smaller and regularised more strongly.",
+        "b": "It runs with an unmodified fused LSTM kernel (cuDNN): the mask is applied to the "
+             "weights once, before the kernel, and the recursion is unchanged.",
         "c": "Ordinary dropout on h_{t-1} cannot be undone at evaluation time.",
-        "d": "Dropping weights makes the LSTM's gradients exact instead of approximate.",
+        "d": "Dropping weights makes the LSTM's gradients exact instead of approximate, because "
+             "backpropagation through time no longer has to be truncated to a fixed number of "
+             "steps.",
     },
-    answer="a",
+    answer="b",
     explanation="""
         Dropout on h_{t-1} inside the recurrence needs a custom LSTM loop (slow). DropConnect on
         W_hh changes only the weights handed to the standard kernel, and because the same
@@ -229,13 +232,14 @@ register(Exercise(
         pooling add?
     """,
     choices={
-        "a": "Nothing: the LSTM's memory cell carries everything to h_T without loss.",
-        "b": "The max and the mean read every time step, so a signal from early words reaches "
-             "the classifier directly, not only through hundreds of steps of the recurrence.",
-        "c": "It makes the classifier invariant to the order of the words.",
-        "d": "It triples the learning rate of the last layer.",
+        "a": "It makes the classifier invariant to the order of the words.",
+        "b": "Nothing: the LSTM's memory cell carries everything to h_T without loss.",
+        "c": "It triples the size of the classifier's input, and with it the effective learning "
+             "rate of the last layer, so fine-tuning converges in fewer epochs.",
+        "d": "The max and the mean read every time step, so early words reach the classifier "
+             "directly, not only through hundreds of recurrent steps.",
     },
-    answer="b",
+    answer="d",
     explanation="""
         h_T summarises the whole text through the recurrence, and information from far back
         fades in practice (the cell is additive, not perfect). Max- and mean-pooling over

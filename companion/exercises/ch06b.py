@@ -168,14 +168,15 @@ register(Exercise(
     """,
     choices={
         "a": "To give x_k twice the weight of the LSTM layers in the scalar mix.",
-        "b": "So that all three layers have width 2d and the scalar mix can add them.",
-        "c": "Because the forward and backward LMs use different character CNNs.",
-        "d": "To make layer 0 context-dependent.",
+        "b": "Because the forward and backward LMs use different character CNNs.",
+        "c": "So all three layers have width 2d, as the scalar mix adds them.",
+        "d": "To make layer 0 context-dependent, like the two LSTM layers above it, before they "
+             "are mixed.",
     },
-    answer="b",
+    answer="c",
     hint=("What does a weighted sum of three vectors need from their shapes?",),
     explanation="""
-        (b). The scalar mix adds the layers, so they need one width. The token layer is shared
+        (c). The scalar mix adds the layers, so they need one width. The token layer is shared
         by the two directions (one char-CNN), so ELMo repeats it; its weight is still the one
         softmax(s)_0, not doubled, and it stays context-independent.
     """,

@@ -145,15 +145,16 @@ register(Exercise(
         query row i is replaced by -inf (the entries above the diagonal). Why -inf, and not 0?
     """,
     choices={
-        "a": "Because 0 would be a score like any other: e^0 = 1 still gives the future keys weight.",
-        "b": "Because -inf makes the matrix lower-triangular, which multiplies faster with V.",
-        "c": "Because a score of 0 would make the softmax divide by zero.",
-        "d": "Because the scores are log-probabilities, which are never 0.",
+        "a": "Because -inf makes the score matrix lower-triangular, which then multiplies faster "
+             "with V and halves the cost of attention.",
+        "b": "Because a score of 0 would make the softmax divide by zero.",
+        "c": "Because the scores are log-probabilities, which are never 0.",
+        "d": "Because e^0 = 1: a 0 still gives the future keys weight.",
     },
-    answer="a",
+    answer="d",
     hint=("Compute softmax([2.0, 0.0]) and softmax([2.0, -inf]).",),
     explanation="""
-        (a). The softmax turns a score s into a weight proportional to e^s. A score of 0 gives
+        (d). The softmax turns a score s into a weight proportional to e^s. A score of 0 gives
         e^0 = 1, a perfectly ordinary weight: the model would still see the future. Only -inf
         gives e^(-inf) = 0, so the masked keys get exactly no weight (and the rest still sums to
         1). The scores can be negative, so no finite "small" number is safe either.
@@ -446,15 +447,15 @@ register(Exercise(
         Which tokens does the final hidden state at the LAST token of the premise depend on?
     """,
     choices={
-        "a": "All tokens of the input, as in BERT.",
-        "b": "[start] and the premise's tokens up to and including itself.",
-        "c": "Only the hypothesis, which comes after it.",
-        "d": "Only itself: each position is processed separately.",
+        "a": "Only itself: each position is processed separately.",
+        "b": "All tokens of the input, premise and hypothesis, as in BERT's encoder.",
+        "c": "[start] and the premise up to and including itself.",
+        "d": "Only the hypothesis, which comes after it in the input.",
     },
-    answer="b",
+    answer="c",
     hint=("Look at the causal mask of chapter 7a: which entries of row t are allowed?",),
     explanation="""
-        (b). The causal mask lets position t attend to positions 0..t only, in every layer. So no
+        (c). The causal mask lets position t attend to positions 0..t only, in every layer. So no
         premise token is ever represented in the light of the hypothesis; only the tokens after
         [delim] (and the extract token) see both sentences. BERT's encoder lets every token see
         both -- one reason it helps pair tasks like RTE and MRPC.

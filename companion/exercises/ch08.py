@@ -153,18 +153,20 @@ register(Exercise(
         "position i sees positions earlier in the order"?
     """,
     choices={
-        "a": "Because one stream would be too slow: the permutation must be undone before the softmax.",
-        "b": ("Because the representation that predicts x_i must know the position i but not x_i, while "
-              "the representation other positions read as context must contain x_i: one vector cannot "
-              "be both."),
-        "c": "Because a permuted sequence needs two positional embeddings, one before and one after the permutation.",
-        "d": "Because the query stream implements the [MASK] token that BERT uses.",
+        "a": "Because the query stream implements the [MASK] token that BERT uses.",
+        "b": "Because one stream would be too slow: the permutation must be undone before the "
+             "softmax.",
+        "c": "Because the vector predicting x_i must know position i but not x_i, while the one "
+             "other positions read as context must contain x_i.",
+        "d": "Because a permuted sequence needs two sets of positional embeddings, one for the "
+             "original order and one for the factorisation order, and each stream carries one of "
+             "them.",
     },
-    answer="b",
+    answer="c",
     hint=(("In a left-to-right LM, position i predicts token i + 1, whose position is implied. What does a "
            "permutation change about which position comes next?"),),
     explanation="""
-        (b). Under a permutation the next position to predict is not implied by the last one, so
+        (c). Under a permutation the next position to predict is not implied by the last one, so
         the predictor must be told *which* position it predicts (g_i gets position i), yet must not
         see x_i itself. Later steps, however, need h_i *with* x_i as context. The query stream g
         (position, no content) and the content stream h (content) are the two roles; they share

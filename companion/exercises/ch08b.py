@@ -148,16 +148,19 @@ register(Exercise(
         MASS become at the two extremes k = 1 and k = m?
     """,
     choices={
-        "a": "k = 1: a left-to-right LM; k = m: a masked LM.",
-        "b": "k = 1: a masked LM predicting one token from bidirectional context; k = m: a left-to-right LM "
-             "(the encoder sees only masks).",
-        "c": "Both extremes are the same denoising autoencoder as BART.",
-        "d": "k = 1: next-sentence prediction; k = m: a masked LM.",
+        "a": "k = 1: a masked LM with bidirectional context; k = m: a left-to-right LM (the "
+             "encoder sees only masks).",
+        "b": "k = 1: next-sentence prediction; k = m: a masked LM.",
+        "c": "k = 1: a left-to-right LM, as the decoder predicts a single token; k = m: a masked "
+             "LM, as every token is masked.",
+        "d": "Both extremes are the same denoising autoencoder as BART: the encoder reads a "
+             "corrupted sentence and the decoder writes it out again from left to right, whatever "
+             "k is.",
     },
-    answer="b",
+    answer="a",
     hint=("At k = 1 the decoder reads nothing; at k = m the encoder reads nothing.",),
     explanation="""
-        (b). With one masked token the decoder has no previous fragment tokens, so the prediction
+        (a). With one masked token the decoder has no previous fragment tokens, so the prediction
         rests on the encoder's bidirectional view of the rest: BERT's masked LM. With the whole
         sentence masked the encoder carries no information, and the decoder predicts each token
         from the ones before it: GPT's language model. MASS's paper chose k = m / 2.

@@ -217,16 +217,18 @@ register(Exercise(
         softmax(z / T). What happens as T grows very large?
     """,
     choices={
-        "a": "The soft targets approach the one-hot vector of the teacher's top class.",
-        "b": "The soft targets approach the uniform distribution, and matching them becomes matching "
-             "the centred logits (up to a scale).",
-        "c": "The soft targets stay the same: the softmax is invariant to scaling the logits.",
-        "d": "The soft targets sum to more than one.",
+        "a": "The soft targets stay the same: the softmax is invariant to scaling the logits, so "
+             "the temperature only changes the size of the gradients.",
+        "b": "The soft targets sum to more than one.",
+        "c": "The soft targets approach the one-hot vector of the teacher's top class, so "
+             "distillation becomes training on the teacher's hard labels.",
+        "d": "The soft targets approach the uniform distribution, and matching them becomes "
+             "matching the centred logits (up to a scale).",
     },
-    answer="b",
+    answer="d",
     hint=("Try softmax([6, 2, 1] / 100).",),
     explanation="""
-        (b). As T grows, z / T goes to 0 and softmax(z / T) to uniform. Hinton et al. show that in
+        (d). As T grows, z / T goes to 0 and softmax(z / T) to uniform. Hinton et al. show that in
         this limit, with zero-mean logits, minimising the soft-target loss is minimising
         (1 / 2) sum (z_s - z_t)^2: matching the logits, as Caruana's earlier model compression
         did. The softmax is invariant to adding a constant to the logits, not to scaling them.

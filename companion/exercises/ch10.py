@@ -147,8 +147,10 @@ register(Exercise(
     choices={
         "a": "So that training starts from exactly the pre-trained model: B A = 0 at step 0.",
         "b": "Because a zero matrix has rank 0, which makes the update low-rank.",
-        "c": "So that B receives no gradient and only A trains.",
-        "d": "Because random B would make the merged weights impossible to compute.",
+        "c": "So that B receives no gradient at the first step and only A trains, which halves "
+             "the optimiser's memory.",
+        "d": "Because a random B would make the merged weights W + B A impossible to compute "
+             "after training.",
     },
     answer="a",
     hint=("What is W + B A at step 0 in each case?",),

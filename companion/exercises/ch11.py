@@ -245,13 +245,14 @@ register(Exercise(
         Which statement is right?
     """,
     choices={
-        "a": "B is better: it is more accurate on the task.",
-        "b": "A is more selective (55 points vs 7): its accuracy reflects the representation "
-             "more than the probe's own capacity to memorise.",
+        "a": "A tells you more: its accuracy owes more to the representation than to the probe's "
+             "capacity to memorise (selectivity 55 points vs 7).",
+        "b": "B is better: it is more accurate on the task, and task accuracy is what tells how "
+             "much the representation encodes.",
         "c": "Both say the same: the control task measures the representation, not the probe.",
         "d": "Neither says anything: a control task makes probes useless.",
     },
-    answer="b",
+    answer="a",
     hint=("Selectivity = task accuracy - control accuracy. What does a high control accuracy show?",),
     explanation="""
         The control task can only be solved by memorising word types, so a probe that does well
