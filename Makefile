@@ -27,7 +27,7 @@ export BOOK_DATA_MIRROR := $(abspath ../shared/data)
 endif
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
-        test-peers kenlm kenlm-deps bench lab student execute check-portable clean clean-all
+        test-peers kenlm kenlm-deps bench lab student grade execute check-portable clean clean-all
 
 help:
 	@sed -n '1,8p' Makefile
@@ -126,6 +126,14 @@ lab: data
 # The chapters as a student gets them: no solutions, exercise cells as stubs without outputs.
 student: setup
 	$(PY) -m companion.student --out _build/student
+
+# Grade a class: every notebook under SUBMISSIONS (alice.ipynb, or alice/... per student) in its
+# own kernel, TIMEOUT_S seconds each, no network; gradebook.csv and feedback/ in _build/grades/.
+#   make grade SUBMISSIONS=~/course/hw1 TIMEOUT_S=900
+SUBMISSIONS ?= submissions
+TIMEOUT_S ?= 600
+grade: setup
+	$(PY) -m companion.grade "$(SUBMISSIONS)" --out _build/grades --timeout-s $(TIMEOUT_S) --jobs $(JOBS)
 
 # Re-execute every notebook at laptop scale and store the outputs the book shows.
 execute: data
