@@ -11,7 +11,11 @@ package, the book's pages and figures, ``pyproject.toml`` — with the notebooks
 * every cell tagged ``exercise`` (the cells where the reader works: ``show``, the starter
   stub with its ``check``, a prediction, an answer to a concept question) keeps its source —
   the stub — but loses its stored outputs and execution count;
-* there is no ``solutions/`` package (nor ``tests/``, which import it, nor ``benchmarks/``).
+* there is no ``solutions/`` package (nor ``tests/``, which import it, nor ``benchmarks/``);
+* the exercise registry holds no answer key: in the copy of ``companion/exercises/chNN.py``
+  every concept answer (and every ``derive`` answer given as a number) is sealed — a salted
+  hash of the letter, an obfuscated number — and every explanation is left out
+  (:mod:`companion.exercises.sealed`; ``check`` still says right or wrong, hints still ship).
 
 A notebook that imports ``solutions`` cannot be given to students: building stops with an
 error naming the cell. The tag convention is described in ``book/contributing.md``.
@@ -32,6 +36,7 @@ EXERCISE_TAG = "exercise"
 COPIED = ("companion", "book", "pyproject.toml", "environment.yml", "README.md", "_config.yml",
           "_toc.yml", "Makefile")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "_offline", "*.egg-info")
+_CHAPTER_MODULE = re.compile(r"^ch\d\d[a-z]?\.py$")
 _IMPORTS_SOLUTIONS = re.compile(r"^\s*(import\s+solutions\b|from\s+solutions\b)", re.M)
 
 
@@ -64,6 +69,26 @@ def student_notebook(nb: dict, name: str = "notebook") -> dict:
     return nb
 
 
+def seal_exercises(package: Path) -> list[Path]:
+    """Rewrite the chapter modules of the copied ``companion/exercises`` in ``package``:
+    answers sealed, explanations emptied (:func:`companion.exercises.sealed.seal_source`, with the
+    answers read from this repository's registry). Returns the modules rewritten."""
+    from .exercises import all_exercises
+    from .exercises.sealed import seal_source
+
+    registry = all_exercises()
+    written = []
+    for path in sorted(Path(package).glob("ch*.py")):
+        if not _CHAPTER_MODULE.match(path.name):
+            continue
+        source = path.read_text(encoding="utf-8")
+        sealed = seal_source(source, registry, f"companion/exercises/{path.name}")
+        if sealed != source:
+            path.write_text(sealed, encoding="utf-8")
+            written.append(path)
+    return written
+
+
 def build(out: Path, notebooks: list[Path] | None = None, root: Path = ROOT) -> list[Path]:
     """Write the student edition into ``out`` (replaced if it exists); return the notebooks written."""
     notebooks = sorted((root / "notebooks").glob("[0-9][0-9]*_*.ipynb")) if notebooks is None else notebooks
@@ -83,6 +108,8 @@ def build(out: Path, notebooks: list[Path] | None = None, root: Path = ROOT) -> 
             shutil.copytree(src, out / item, ignore=_IGNORE)
         elif src.is_file():
             shutil.copy2(src, out / item)
+    if (out / "companion" / "exercises").is_dir():
+        seal_exercises(out / "companion" / "exercises")
     (out / "notebooks").mkdir()
     written = []
     for name, nb in converted.items():
@@ -93,7 +120,8 @@ def build(out: Path, notebooks: list[Path] | None = None, root: Path = ROOT) -> 
         "# Student edition\n\nThe chapters with their exercise cells left for you to fill in. "
         "Run them from this folder (`pip install -e .` once, then `jupyter lab`). "
         "`check(...)` tells you whether an answer is right; `hint(id, 1)`, `hint(id, 2)` help "
-        "when you are stuck. There are no reference solutions here: ask your teacher.\n",
+        "when you are stuck. There are no reference solutions or explanations of the answers "
+        "here: ask your teacher.\n",
         encoding="utf-8")
     return written
 

@@ -57,6 +57,7 @@ from .core import (
     run_case,
     unregister,
 )
+from .sealed import Sealed
 
 _CHAPTER_MODULE = re.compile(r"^ch\d\d[a-z]?$")  # ch06.py, ch06b.py: a split chapter may have two
 _discovered = False
@@ -211,14 +212,15 @@ def _check_value(ex: Exercise, value: Any) -> CheckResult:
         valid = ", ".join(ex.choices)
         if letter is None or letter not in {k.lower() for k in ex.choices}:
             return CheckResult(ex.id, False, 1, 0, [f"{value!r} is not one of the choices ({valid})"])
-        if letter == ex.answer.lower():
+        if ex.answer.matches(letter) if isinstance(ex.answer, Sealed) else letter == ex.answer.lower():
             return CheckResult(ex.id, True, 1, 1)
         return CheckResult(ex.id, False, 1, 0, [f"({letter}) is not the best answer"])
     if not _is_real(value):
         return CheckResult(ex.id, False, 1, 0, [f"expected a number, got {value!r}"])
-    if compare(ex.answer, value, ex.rtol, ex.atol) is None:
+    answer = ex.answer.value() if isinstance(ex.answer, Sealed) else ex.answer
+    if compare(answer, value, ex.rtol, ex.atol) is None:
         return CheckResult(ex.id, True, 1, 1)
-    side = "too high" if float(value) > float(ex.answer) else "too low"
+    side = "too high" if float(value) > float(answer) else "too low"
     return CheckResult(ex.id, False, 1, 0, [f"{ex.format_value(value)} is {side}"])
 
 

@@ -51,6 +51,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..portable import MAX_DIGITS, excess_digits, short
+from .sealed import Sealed
 
 ID_PATTERN = re.compile(r"^ch\d\d\.[a-z_][a-z0-9_]*$")
 KINDS = ("implement", "debug", "derive", "predict", "concept", "extend")
@@ -286,11 +287,15 @@ def _validate(ex: Exercise) -> None:
         if ex.choices is not None:
             if not ex.choices or not all(isinstance(k, str) and len(k) == 1 for k in ex.choices):
                 raise ValueError(f"{ex.id}: choices must map single letters to texts, e.g. {{'a': '...'}}")
-            if not isinstance(ex.answer, str) or ex.answer.lower() not in {k.lower() for k in ex.choices}:
+            if isinstance(ex.answer, Sealed) and ex.answer.kind != "choice":
+                raise ValueError(f"{ex.id}: a sealed number cannot answer a multiple choice")
+            if not isinstance(ex.answer, (str, Sealed)) or (
+                    isinstance(ex.answer, str) and ex.answer.lower() not in {k.lower() for k in ex.choices}):
                 raise ValueError(f"{ex.id}: answer {ex.answer!r} is not one of the choices {list(ex.choices)}")
-        elif not _is_real(ex.answer):
+        elif not (_is_real(ex.answer) or isinstance(ex.answer, Sealed) and ex.answer.kind == "number"):
             raise ValueError(f"{ex.id}: without choices, answer must be a number, got {ex.answer!r}")
-        if ex.kind == "concept" and not ex.explanation.strip():
+        # (the student edition's sealed copy ships no explanation: companion/exercises/sealed.py)
+        if ex.kind == "concept" and not ex.explanation.strip() and not isinstance(ex.answer, Sealed):
             raise ValueError(f"{ex.id}: a concept question needs an explanation= (shown after a right answer)")
     elif ex.kind in FUNCTION_KINDS:
         if not ex.has_cases:
