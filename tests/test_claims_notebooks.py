@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CONVERTED = {
     "05_sentence_embeddings.ipynb",
+    "07c_what_pretraining_buys.ipynb",
     "10c_in_context_learning.ipynb",
 }
 PENDING = {p.name for p in NOTEBOOKS} - CONVERTED  # claim checks not yet through the helper
