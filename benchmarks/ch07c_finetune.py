@@ -24,7 +24,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import sys
 import time
 from datetime import datetime, timezone
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks import cpu_name
 from companion import zoo
 from companion.fileio import atomic_write_text
 from companion.zoo import finetune as ft
@@ -49,16 +49,6 @@ LR_CHECK = {"data": "SST-2: 2,000 training phrases, 600 dev sentences (seeded sa
             "final train loss": {"1e-4": {"pre-trained": 0.397, "random init": 0.425},
                                  "3e-4": {"pre-trained": 0.178, "random init": 0.284}},
             "chosen": 3e-4}
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _part_dir() -> Path:
@@ -148,7 +138,7 @@ def main(seeds=(0, 1, 2), scale: str = "laptop", part: bool = False, merge: bool
         "what": "chapter 7c: gpt-book fine-tuned vs the same network randomly initialised "
                 "(companion.zoo.finetune), one run per seed, task and arm",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{_cpu()}, {os.cpu_count()} cores (shared, under load), one torch thread",
+        "machine": f"{cpu_name()}, {os.cpu_count()} cores (shared, under load), one torch thread",
         "command": COMMAND + " --seeds N --part (one process per seed), then --merge",
         "python": sys.version.split()[0], "torch": torch.__version__,
         "model": {k: zoo.provenance("gpt-book")[k] for k in ("name", "version", "weights_sha256")},

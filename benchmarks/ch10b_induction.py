@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import platform
 import sys
 import time
 from datetime import datetime, timezone
@@ -27,22 +26,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks import cpu_name
 from companion.fileio import atomic_write_text
 from companion.transfer import induction as ind
 
 OUT = Path(ind.__file__).with_name("induction_results.json")
 SEEDS = (0, 1, 2)
 COMMAND = "OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch10b_induction"
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def spread(values) -> dict[str, float]:
@@ -106,7 +96,7 @@ def main(seeds=SEEDS, scale: str = "laptop", out: Path = OUT, **overrides) -> di
     result = {
         "what": "chapter 10b's induction-head anchor (companion.transfer.induction.anchor), one run per seed",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{_cpu()}, {os.cpu_count()} cores (shared, under load), one torch thread",
+        "machine": f"{cpu_name()}, {os.cpu_count()} cores (shared, under load), one torch thread",
         "command": COMMAND,
         "python": sys.version.split()[0], "torch": torch.__version__,
         "scale": scale, "config": dataclasses.asdict(config), "seeds": list(seeds),

@@ -33,19 +33,19 @@ class NotebookExecutionError(RuntimeError):
     """A cell failed; the message names the notebook, the cell and the error."""
 
 
-def _kernel_manager_class():
+def _kernel_manager_class(module: str = "ipykernel_launcher", display_name: str = "Python 3 (ipykernel)") -> type:
+    """A kernel manager that always starts ``python -m module`` with this interpreter, ignoring
+    other installed 'python3' specs (the grader passes its own launcher module)."""
     from jupyter_client.kernelspec import KernelSpec
     from jupyter_client.manager import AsyncKernelManager
 
     class CurrentEnvKernelManager(AsyncKernelManager):
-        """Always start ipykernel with this interpreter, ignoring other installed 'python3' specs."""
-
         @property
         def kernel_spec(self) -> KernelSpec:
             if self._kernel_spec is None:
                 self._kernel_spec = KernelSpec(
-                    argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                    display_name="Python 3 (ipykernel)",
+                    argv=[sys.executable, "-m", module, "-f", "{connection_file}"],
+                    display_name=display_name,
                     language="python",
                     resource_dir="",
                 )

@@ -251,21 +251,10 @@ class Assignments:
 
 
 def _kernel_manager_class() -> type:
-    from jupyter_client.kernelspec import KernelSpec
-    from jupyter_client.manager import AsyncKernelManager
+    """ipykernel under :mod:`companion.grade.kernel`, with this interpreter."""
+    from ..execute import _kernel_manager_class as current_env_manager
 
-    class GradingKernelManager(AsyncKernelManager):
-        """ipykernel under :mod:`companion.grade.kernel`, with this interpreter."""
-
-        @property
-        def kernel_spec(self) -> KernelSpec:
-            if self._kernel_spec is None:
-                self._kernel_spec = KernelSpec(
-                    argv=[sys.executable, "-m", "companion.grade.kernel", "-f", "{connection_file}"],
-                    display_name="Python 3 (grading)", language="python", resource_dir="")
-            return self._kernel_spec
-
-    return GradingKernelManager
+    return current_env_manager("companion.grade.kernel", "Python 3 (grading)")
 
 
 def kernel_env(log_path: Path, jobs: int = 1, scale: str | None = None) -> dict[str, str]:
