@@ -7,7 +7,9 @@ assign the result, so the figure is shown once.
 
 * :func:`timeline` -- the book's running figure: the history strip, one chapter highlighted;
 * :func:`loss_curves`, :func:`embedding_scatter` (2-D PCA by :func:`pca_2d`), :func:`zipf_plot`,
-  :func:`heatmap`.
+  :func:`heatmap`;
+* :func:`mass_diagram`, :func:`span_corruption_diagram` -- token-level diagrams of chapter 8b's
+  objectives.
 """
 
 from __future__ import annotations
@@ -332,5 +334,125 @@ def heatmap(matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *
     return fig
 
 
-__all__ = ["TIMELINE", "Era", "embedding_scatter", "heatmap", "loss_curves", "pca_2d", "timeline",
-           "zipf_plot", "zipf_slope"]
+# ----------------------------------------------------------------------------- token diagrams (ch. 8b)
+
+_KEPT, _HIDDEN, _SPECIAL = "#f7f7f7", "#f4a582", "#d1e5f0"
+
+
+def _token_row(ax, y: float, tokens: Sequence[str], colors: Sequence[str], label: str, x0: float = 0.0) -> None:
+    """One labelled row of token boxes, left edge at ``x0``, centre line at ``y``."""
+    for i, (tok, color) in enumerate(zip(tokens, colors)):
+        ax.add_patch(_plt().Rectangle((x0 + i, y - 0.4), 0.94, 0.8, facecolor=color, edgecolor="0.6", lw=0.8))
+        ax.text(x0 + i + 0.47, y, tok, ha="center", va="center", fontsize=8)
+    ax.text(-0.3, y, label, ha="right", va="center", fontsize=8)
+
+
+def mass_diagram(tokens: Sequence[str] = ("x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8"),
+                 start: int = 2, length: int = 4, *, mask: str = "[M]", ax=None):
+    """MASS's input and output for one sentence (Song et al. 2019, their Figure 1).
+
+    The encoder reads ``tokens`` with the fragment ``tokens[start:start + length]`` replaced by
+    ``mask`` (the length kept); the decoder reads the fragment shifted right by one (a ``mask``
+    first) and writes the fragment, so it predicts each fragment token from the fragment's
+    earlier tokens and, through cross-attention, from what the encoder read.
+
+    Args:
+        tokens: the sentence, one string per token (at least 2).
+        start: the fragment's first position, ``0 <= start``.
+        length: the fragment's length, ``1 <= length`` and ``start + length <= len(tokens)``.
+    """
+    tokens = [str(t) for t in tokens]
+    n = len(tokens)
+    if n < 2:
+        raise ValueError(f"mass_diagram needs at least 2 tokens, got {n}")
+    if isinstance(start, bool) or not isinstance(start, int) or isinstance(length, bool) or not isinstance(length, int):
+        raise TypeError(f"start and length must be ints, got {start!r} and {length!r}")
+    if start < 0 or length < 1 or start + length > n:
+        raise ValueError(f"the fragment [start, start + length) = [{start}, {start + length}) must lie "
+                         f"inside the {n} tokens, with length >= 1")
+    frag = range(start, start + length)
+    enc = [mask if i in frag else t for i, t in enumerate(tokens)]
+    dec_in = [mask] + tokens[start:start + length - 1]
+    fig, ax = _figure_and_axes(ax, (0.75 * n + 2.6, 2.6))
+    _token_row(ax, 2.0, enc, [_HIDDEN if i in frag else _KEPT for i in range(n)], "encoder reads")
+    _token_row(ax, 0.9, dec_in, [_SPECIAL] + [_KEPT] * (length - 1), "decoder reads", x0=start)
+    _token_row(ax, -0.2, tokens[start:start + length], [_HIDDEN] * length, "decoder writes", x0=start)
+    for i in range(length):  # each output under the input that predicts it
+        ax.annotate("", (start + i + 0.47, 0.22), (start + i + 0.47, 0.48),
+                    arrowprops={"arrowstyle": "->", "color": "0.4", "lw": 0.8})
+    ax.annotate("cross-attention:\nthe decoder reads\nthe encoder's output", (start + length + 0.05, 0.9),
+                (n + 0.2, 1.1), fontsize=8, color=HIGHLIGHT, ha="left", va="center",
+                arrowprops={"arrowstyle": "->", "color": HIGHLIGHT, "lw": 1.5})
+    ax.set_xlim(-3.2, n + 3.2)
+    ax.set_ylim(-0.8, 2.6)
+    ax.axis("off")
+    ax.set_title(f"MASS: a fragment of {length} of {n} tokens is masked in the encoder and written by the decoder",
+                 fontsize=9)
+    return fig
+
+
+T5_EXAMPLE = ("Thank", "you", "for", "inviting", "me", "to", "your", "party", "last", "week", ".")
+T5_EXAMPLE_SPANS = ((2, 4), (8, 9))
+
+
+def span_corruption_diagram(words: Sequence[str] = T5_EXAMPLE,
+                            spans: Sequence[tuple[int, int]] = T5_EXAMPLE_SPANS, *,
+                            sentinels: Sequence[str] = ("<X>", "<Y>", "<Z>", "<W>", "<V>"), ax=None):
+    """T5's span corruption of one sentence (Raffel et al. 2020, their Figure 2).
+
+    Each span ``(start, end)`` of ``words`` (end exclusive) becomes one sentinel in the input;
+    the target lists each sentinel followed by the words it hides, and a last sentinel ends it.
+    The default is the paper's example: "Thank you <X> me to your party <Y> week ." with the
+    target "<X> for inviting <Y> last <Z>".
+
+    Args:
+        words: the sentence, one string per token.
+        spans: sorted, non-overlapping, non-adjacent ``(start, end)`` pairs with ``start < end``.
+        sentinels: at least ``len(spans) + 1`` distinct sentinel strings.
+    """
+    words = [str(w) for w in words]
+    spans = [tuple(int(x) for x in s) for s in spans]
+    if not spans:
+        raise ValueError("span_corruption_diagram needs at least one span")
+    last = -1
+    for a, b in spans:
+        if not 0 <= a < b <= len(words):
+            raise ValueError(f"span ({a}, {b}) must satisfy 0 <= start < end <= {len(words)} (the number of words)")
+        if a <= last:
+            raise ValueError(f"spans must be sorted and separated by at least one kept word, got {spans}")
+        last = b
+    if len(sentinels) < len(spans) + 1:
+        raise ValueError(f"{len(spans)} spans need {len(spans) + 1} sentinels, got {len(sentinels)}")
+    hidden = {i for a, b in spans for i in range(a, b)}
+    inp, inp_c, tgt, tgt_c, k = [], [], [], [], 0
+    for i, w in enumerate(words):
+        if i in hidden:
+            if spans[k][0] == i:
+                inp.append(sentinels[k])
+                inp_c.append(_SPECIAL)
+                tgt.append(sentinels[k])
+                tgt_c.append(_SPECIAL)
+            tgt.append(w)
+            tgt_c.append(_HIDDEN)
+            if spans[k][1] == i + 1:
+                k += 1
+        else:
+            inp.append(w)
+            inp_c.append(_KEPT)
+    tgt.append(sentinels[len(spans)])
+    tgt_c.append(_SPECIAL)
+    width = max(len(words), len(tgt))
+    fig, ax = _figure_and_axes(ax, (0.8 * width + 2.2, 2.5))
+    _token_row(ax, 2.0, words, [_HIDDEN if i in hidden else _KEPT for i in range(len(words))], "original")
+    _token_row(ax, 0.9, inp, inp_c, "input")
+    _token_row(ax, -0.2, tgt, tgt_c, "target")
+    ax.set_xlim(-2.2, width + 0.2)
+    ax.set_ylim(-0.8, 2.6)
+    ax.axis("off")
+    ax.set_title("T5 span corruption: each dropped span becomes one sentinel; the target lists the spans",
+                 fontsize=9)
+    return fig
+
+
+__all__ = ["T5_EXAMPLE", "T5_EXAMPLE_SPANS", "TIMELINE", "Era", "embedding_scatter", "heatmap", "loss_curves",
+           "mass_diagram", "pca_2d", "span_corruption_diagram", "timeline", "zipf_plot", "zipf_slope"]
