@@ -88,3 +88,29 @@ def b_soft_labels(logits: list[np.ndarray], temperature: float = 2.0) -> np.ndar
     z = z - z.max(-1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(-1, keepdims=True)
+
+
+# --- 10c ---
+
+
+def c_induction_score(pattern, ids) -> float:
+    """For each t whose token occurred before, the attention on s + 1 for every earlier
+    occurrence s (a set of targets, so s + 1 = t counts once); the mean over such t."""
+    ids = [int(i) for i in ids]
+    sums = []
+    for t in range(len(ids)):
+        targets = {s + 1 for s in range(t) if ids[s] == ids[t]}
+        if targets:
+            sums.append(sum(float(pattern[t, j]) for j in targets))
+    return sum(sums) / len(sums)
+
+
+def c_previous_token_score(pattern) -> float:
+    """diagonal(1) reads row t, column t + 1 (the next token), which a causal mask keeps at 0;
+    the previous token is diagonal(-1)."""
+    return float(pattern.diagonal(-1).mean())
+
+
+def c_distinct_keys(n_pairs: int = 16, n_keys: int = 16) -> float:
+    """Linearity of expectation: each key is present with probability 1 - (1 - 1/K)^n."""
+    return n_keys * (1 - (1 - 1 / n_keys) ** n_pairs)
