@@ -125,3 +125,7 @@ def cosine_neighbours(vectors, words, word, k):
     cos = unit @ unit[q]
     cos[q] = -np.inf
     return [words[i] for i in np.argsort(-cos, kind="stable")[:k]]
+
+
+# Chapter 1c's worked answers (ids ch01.c_<name>) live in their own file.
+from .ch01c import c_band_probability, c_cosine_rank, c_idf_by_hand, c_number_of_topics, c_plsa_estep  # noqa: E402, F401
