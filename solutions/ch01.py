@@ -128,4 +128,10 @@ def cosine_neighbours(vectors, words, word, k):
 
 
 # Chapter 1c's worked answers (ids ch01.c_<name>) live in their own file.
-from .ch01c import c_band_probability, c_cosine_rank, c_idf_by_hand, c_number_of_topics, c_plsa_estep  # noqa: E402, F401
+from .ch01c import (  # noqa: F401
+    c_band_probability,
+    c_cosine_rank,
+    c_idf_by_hand,
+    c_number_of_topics,
+    c_plsa_estep,
+)

@@ -36,8 +36,17 @@ def c_number_of_topics(ks=(5, 10, 20, 40), n_train=3000, n_test=800, sweeps=150,
     import pandas as pd
 
     from companion.counting.chapter1c import content_words, stop_words, topic_vocab
-    from companion.counting.topics import (LDAConfig, completion_split, doc_log_likelihoods, doc_term, encode,
-                                           fit_lda_gibbs, fold_in_lda, npmi_coherence, perplexity)
+    from companion.counting.topics import (
+        LDAConfig,
+        completion_split,
+        doc_log_likelihoods,
+        doc_term,
+        encode,
+        fit_lda_gibbs,
+        fold_in_lda,
+        npmi_coherence,
+        perplexity,
+    )
     from companion.data import load_task
     from companion.data.text import tokenize
 

@@ -66,8 +66,8 @@ register(Exercise(
     """,
     cases=_rank_cases,
     stub=c_cosine_rank,
-    hint=("Divide each row by its length before the dot product; a longer document is not a "
-          "better match.",
+    hint=(("Divide each row by its length before the dot product; a longer document is not a "
+           "better match."),
           "np.argsort(-np.round(cos, 12), kind='stable')"),
 ))
 
@@ -218,8 +218,8 @@ register(Exercise(
     cases=_band_cases,
     stub=c_band_probability,
     hint=("What is the probability that one band, r rows, agrees entirely?",
-          "A band agrees with probability J^r; none of the b bands agrees with probability "
-          "(1 - J^r)^b."),
+          ("A band agrees with probability J^r; none of the b bands agrees with probability "
+           "(1 - J^r)^b.")),
 ))
 
 # ---------------------------------------------------------------- 8. extend: how many topics?
@@ -240,6 +240,6 @@ register(Exercise(
         completion) and the mean NPMI of the topics against K. Do the two criteria pick the same
         K? Read the top words of the best and the worst topics at each K.
     """,
-    hint=("Use compare_topic_models's pieces: fit_lda_gibbs, completion_split, fold_in_lda, "
-          "doc_log_likelihoods and npmi_coherence.",),
+    hint=(("Use compare_topic_models's pieces: fit_lda_gibbs, completion_split, fold_in_lda, "
+           "doc_log_likelihoods and npmi_coherence."),),
 ))
