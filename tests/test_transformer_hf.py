@@ -112,6 +112,20 @@ def test_export_round_trips(tmp_path):
         hf.load_pretrained(tmp_path / "nothing")
 
 
+def test_gpt_special_ids_survive_the_round_trip(tmp_path):
+    """GPT-2's format has one special id; ours are three, and a model whose start, delimiter and
+    extract ids are not the default last three must come back with the same ones."""
+    cfg = GPTConfig(block_size=16, start_id=5, delim_id=6, extract_id=7)
+    hf.save_pretrained(GPT(cfg, seed=1), tmp_path / "gpt")
+    back = hf.load_pretrained(tmp_path / "gpt").config
+    assert (back.start_id, back.delim_id, back.extract_id) == (5, 6, 7)
+    transformers.GPT2LMHeadModel.from_pretrained(tmp_path / "gpt")  # the extra key does not bother HF
+    d = hf.gpt_config_to_hf(cfg)
+    d["companion_special_ids"] = {"begin_id": 1}
+    with pytest.raises(ValueError, match="companion_special_ids"):
+        hf.gpt_config_from_hf(d)
+
+
 SENTENCES = [
     "The cat sat on the mat.", "A man is playing a guitar.", "A woman is slicing an onion.",
     "Stocks fell sharply on Monday after the report.", "Transformers replaced recurrence with attention.",

@@ -41,7 +41,10 @@ def gpt_config_to_hf(c: GPTConfig) -> dict:
             "n_positions": c.block_size, "n_embd": c.d_model, "n_layer": c.n_layer, "n_head": c.n_head,
             "n_inner": c.d_ff, "activation_function": HF_ACT[c.activation], "resid_pdrop": c.dropout,
             "embd_pdrop": c.dropout, "attn_pdrop": c.attn_dropout, "layer_norm_epsilon": c.ln_eps,
-            "tie_word_embeddings": c.tie_weights, "bos_token_id": c.start_id, "eos_token_id": c.start_id}
+            "tie_word_embeddings": c.tie_weights, "bos_token_id": c.start_id, "eos_token_id": c.start_id,
+            # GPT-2 has one special token; ours are three (Radford et al.'s start, delimiter and
+            # extract), kept under their own key so that an import gets them back exactly
+            "companion_special_ids": {"start_id": c.start_id, "delim_id": c.delim_id, "extract_id": c.extract_id}}
 
 
 # HF config fields that change what the network computes but that our modules do not implement:
@@ -81,7 +84,11 @@ def _activation(d: dict, key: str, default: str) -> str:
 def gpt_config_from_hf(d: dict) -> GPTConfig:
     """Our config from a ``GPT2Config`` (object or dict)."""
     d = _hf_dict(d, "gpt2", ("vocab_size", "n_positions", "n_layer", "n_head", "n_embd"), _GPT_UNSUPPORTED)
-    return GPTConfig(vocab_size=d["vocab_size"], block_size=d["n_positions"], n_layer=d["n_layer"],
+    special = d.get("companion_special_ids") or {}
+    if not isinstance(special, dict) or set(special) - {"start_id", "delim_id", "extract_id"}:
+        raise ValueError(f"companion_special_ids must map start_id/delim_id/extract_id to ids, got {special!r}")
+    return GPTConfig(**special,
+                     vocab_size=d["vocab_size"], block_size=d["n_positions"], n_layer=d["n_layer"],
                      n_head=d["n_head"], d_model=d["n_embd"], d_ff=d.get("n_inner") or 4 * d["n_embd"],
                      dropout=d.get("resid_pdrop", 0.0), attn_dropout=d.get("attn_pdrop", 0.0),
                      activation=_activation(d, "activation_function", "gelu_new"),
