@@ -7,6 +7,7 @@ import torch
 
 from companion import zoo
 from companion.data.tasks import Example
+from companion.transformer.bert import BertConfig, BertEncoder, BertForPreTraining
 from companion.transformer.gpt import GPT, GPTConfig
 from companion.zoo import finetune as ft
 
@@ -106,3 +107,76 @@ def test_sample_and_sizes():
     s = ft.sample(xs, 4, seed=1)
     assert len(s) == 4 == len(set(s)) and s == sorted(s) and s == ft.sample(xs, 4, seed=1)
     assert ft.sizes("ci").sst2_train < ft.sizes("laptop").sst2_train
+
+
+# ------------------------------------------------------------------------------ the BERT path
+
+
+def _tiny_bert(tok, seed=0):
+    sp = tok.special_tokens
+    cfg = BertConfig(vocab_size=len(tok) + 3, max_len=24, n_layer=1, n_head=2, d_model=16, pad_id=sp["[PAD]"],
+                     unk_id=sp["[UNK]"], cls_id=sp["[CLS]"], sep_id=sp["[SEP]"], mask_id=sp["[MASK]"])
+    return BertForPreTraining(cfg, seed=seed)
+
+
+def test_bert_arms_start_from_the_same_head_and_differ_in_the_encoder(tok):
+    bert = _tiny_bert(tok, seed=5)
+    twin = ft.random_twin(bert, seed=3)
+    assert type(twin) is BertForPreTraining and twin.config == bert.config
+    assert [n for n, _ in twin.named_parameters()] == [n for n, _ in bert.named_parameters()]
+    assert not torch.equal(twin.encoder.embeddings.tok.weight, bert.encoder.embeddings.tok.weight)
+    assert torch.equal(ft.random_twin(bert, seed=3).encoder.embeddings.tok.weight, twin.encoder.embeddings.tok.weight)
+    enc_twin = ft.random_twin(bert.encoder, seed=3)  # a bare encoder has an encoder twin
+    assert type(enc_twin) is BertEncoder and enc_twin.config == bert.config
+    # both arms' heads start identical: they depend on the seed alone
+    cfg = ft.FinetuneConfig(epochs=1, batch_size=8, max_len=16)
+    heads = [ft._task_net(m, 2, cfg, "mean", seed=7).head for m in (bert, twin)]
+    assert torch.equal(heads[0].weight, heads[1].weight) and torch.equal(heads[0].bias, heads[1].bias)
+    # deterministic, and the caller's model is never modified
+    train, test = _task(32), _task(16, 1)
+    before = {k: v.clone() for k, v in bert.state_dict().items()}
+    a = ft.finetune_classifier(bert, tok, train, test, cfg, seed=3)
+    b = ft.finetune_classifier(bert, tok, train, test, cfg, seed=3)
+    assert a.step_loss == b.step_loss and np.array_equal(a.predictions, b.predictions)
+    assert all(torch.equal(before[k], v) for k, v in bert.state_dict().items())
+    c = ft.finetune_classifier(twin, tok, train, test, cfg, seed=3)
+    assert c.steps == a.steps and c.step_loss != a.step_loss  # same batches, other starting weights
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_bert_learns_a_learnable_task(tok, pooling):
+    train, test = _task(64), _task(32, 1)
+    cfg = ft.FinetuneConfig(epochs=12, lr=3e-3, batch_size=8, max_len=16)
+    r = ft.finetune_classifier(_tiny_bert(tok), tok, train, test, cfg, seed=0, pooling=pooling, device="cpu")
+    assert r.steps == 12 * 8 == len(r.step_loss)
+    assert r.final_loss(8) < np.mean(r.step_loss[:8])
+    assert ft.accuracy(r.predictions, [e.label for e in test]) >= 75.0
+
+
+def test_bert_probe_features(tok):
+    train = _task(20)
+    bert = _tiny_bert(tok)
+    x = ft.pooled_features(bert, tok, train, max_len=16)
+    assert x.shape == (20, 16) and np.isfinite(x).all()
+    # padding is masked out: a text alone gets the features it gets in a padded batch
+    assert np.allclose(ft.pooled_features(bert, tok, train[:1], max_len=16)[0], x[0], atol=1e-5)
+    assert np.allclose(ft.pooled_features(bert.encoder, tok, train, max_len=16), x)
+
+
+def test_bert_bad_inputs(tok):
+    bert = _tiny_bert(tok)
+    with pytest.raises(ValueError, match="max_len=24"):
+        ft.finetune_classifier(bert, tok, _task(4), _task(4), ft.FinetuneConfig(max_len=64))
+    with pytest.raises(ValueError, match="pooling"):
+        ft.finetune_classifier(bert, tok, _task(4), _task(4), CFG, pooling="max")
+    with pytest.raises(ValueError, match="lm_weight"):
+        ft.finetune_classifier(bert, tok, _task(4), _task(4), ft.FinetuneConfig(max_len=16, lm_weight=0.5))
+    with pytest.raises(TypeError, match="model must be a GPT"):
+        ft.random_twin(torch.nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="model must be a GPT"):
+        ft.finetune_classifier("bert-book", tok, _task(4), _task(4), CFG)
+    with pytest.raises(ValueError, match="max_len must be"):
+        ft.pooled_features(bert, tok, _task(4), max_len=64)
+    with pytest.raises(ValueError, match="model must be one of"):
+        ft.results_path("bert-base")
+    assert ft.results_path("bert-book").name == "finetune_results_bert-book.json"

@@ -1,17 +1,25 @@
-"""Fine-tuning a stored GPT on a classification task, against the same network from random weights.
+"""Fine-tuning a stored GPT or BERT on a classification task, against the same network from random weights.
 
-Chapter 7c asks Radford et al.'s (2018) question of ``gpt-book``: does generative pre-training
-make a better classifier than the same network trained on the task alone? Everything here is
-built so that the two arms differ in the starting weights of the Transformer and in nothing else:
+Chapter 7c asks Radford et al.'s (2018) question of ``gpt-book``, and Devlin et al.'s (2019) of
+``bert-book``: does pre-training (next-token or masked LM) make a better classifier than the
+same network trained on the task alone? Everything here is built so that the two arms differ
+in the starting weights of the Transformer and in nothing else, and one code path serves both
+families:
 
 * :func:`random_twin` -- the stored model's architecture, freshly initialised (seeded);
-* :func:`finetune_classifier` -- a copy of a :class:`~companion.transformer.gpt.GPT` plus one
-  linear head on the extract token (:class:`~companion.transformer.gpt.GPTForTask`; the head's
-  initialisation depends only on ``seed``, so both arms start it identically), trained by
+* :func:`finetune_classifier` -- a copy of the network plus one linear head, trained by
   :func:`companion.train.fit` with AdamW, a linear warm-up and decay, and the same batches in
   the same order for a given seed. It returns the test predictions and the per-step training
   loss (the task loss alone: ``lm_weight`` defaults to 0), so that a reader can check that
   neither arm is simply under-trained;
+  GPT's head reads the extract token (:class:`~companion.transformer.gpt.GPTForTask`). BERT's
+  head reads the mean of the final states of ``[CLS] text [SEP]``
+  (:class:`~companion.transformer.bert.BertForSequence` with ``pooling="mean"``, the default):
+  ``bert-book`` was pre-trained by masked LM alone, without next-sentence prediction, so
+  neither its ``[CLS]`` state nor its tanh pooler was ever trained to summarise a text, while
+  every token's final state was trained by the MLM loss. ``pooling="cls"`` (the tanh pooler on
+  ``[CLS]``, BERT's own way) is there for a model that had NSP. In both families the head's
+  initialisation depends only on ``seed``, so both arms start it identically;
 * :func:`pooled_features` / :func:`probe_accuracy` -- the frozen-features baseline: mean-pooled
   final hidden states and a logistic regression on them (no weight of the network moves);
 * :func:`majority_accuracy` and :func:`paired_interval` -- the majority-class baseline and the
@@ -37,8 +45,11 @@ import torch
 from ..data.tasks import Example
 from ..train import TrainConfig, fit
 from ..transfer.finetune import warmup_linear
-from ..transformer.chapter7b import _gpt_batches, encode_examples
+from ..transformer.bert import BertEncoder, BertForPreTraining, BertForSequence, mean_pool
+from ..transformer.chapter7b import _bert_batch, _bert_batches, _gpt_batches, encode_examples
 from ..transformer.gpt import GPT, GPTForTask, task_batch
+
+POOLINGS = ("mean", "cls")
 
 
 @dataclass(frozen=True)
@@ -82,9 +93,31 @@ class FinetuneResult:
         return float(np.mean(self.step_loss[-last:]))
 
 
-def random_twin(gpt: GPT, seed: int = 0) -> GPT:
-    """A :class:`GPT` with ``gpt``'s configuration, freshly initialised with ``seed``."""
-    return GPT(gpt.config, seed=seed)
+def _family(model) -> str:
+    """``"gpt"`` or ``"bert"``; a clear error for anything else."""
+    if isinstance(model, GPT):
+        return "gpt"
+    if isinstance(model, (BertForPreTraining, BertEncoder)):
+        return "bert"
+    raise TypeError(f"model must be a GPT, a BertForPreTraining or a BertEncoder (zoo.load('gpt-book') or "
+                    f"zoo.load('bert-book')), got {type(model).__name__}")
+
+
+def _bert_encoder(model) -> BertEncoder:
+    return model.encoder if isinstance(model, BertForPreTraining) else model
+
+
+def _max_len(model) -> int:
+    """The longest input the model takes (GPT's ``block_size``, BERT's ``max_len``)."""
+    return model.config.block_size if _family(model) == "gpt" else model.config.max_len
+
+
+def random_twin(model: GPT | BertForPreTraining | BertEncoder, seed: int = 0):
+    """A network of ``model``'s class and configuration, freshly initialised with ``seed``."""
+    family = _family(model)
+    if family == "gpt":
+        return GPT(model.config, seed=seed)
+    return type(model)(model.config, seed=seed)
 
 
 def _check_examples(examples: Sequence[Example], what: str) -> None:
@@ -101,37 +134,66 @@ def _n_classes(train: Sequence[Example], n_classes: int | None) -> int:
     return n
 
 
+def _batch(model, enc, pad_id: int) -> dict[str, torch.Tensor]:
+    """An unlabelled input batch of encoded texts for ``model``'s family."""
+    if _family(model) == "gpt":
+        return task_batch(model.config, "classification", [(a, 0) for a, _ in enc], pad_id)
+    return _bert_batch(model.config, enc)
+
+
 @torch.no_grad()
-def _predict(net: GPTForTask, enc, pad_id: int, batch_size: int = 64) -> np.ndarray:
+def _predict(net: GPTForTask | BertForSequence, body, enc, pad_id: int, batch_size: int = 64) -> np.ndarray:
     net.eval()
     dev = next(net.parameters()).device
     out = []
     for i in range(0, len(enc), batch_size):
-        b = task_batch(net.gpt.config, "classification", [(a, 0) for a, _ in enc[i:i + batch_size]], pad_id)
+        b = _batch(body, enc[i:i + batch_size], pad_id)
         out.append(net({k: v.to(dev) for k, v in b.items()}).argmax(-1).cpu())
     return torch.cat(out).numpy()
 
 
-def finetune_classifier(gpt: GPT, tok, train: Sequence[Example], test: Sequence[Example],
-                        config: FinetuneConfig = FinetuneConfig(), *, seed: int = 0,
-                        n_classes: int | None = None, device: str | None = "cpu") -> FinetuneResult:
-    """Fine-tune a copy of ``gpt`` plus a linear head on ``train``; predict ``test``'s classes.
+def _task_net(model, n_out: int, config: FinetuneConfig, pooling: str, seed: int):
+    """A copy of ``model`` plus a linear head (initialised from ``seed`` alone)."""
+    if _family(model) == "gpt":
+        return GPTForTask(copy.deepcopy(model), "classification", n_out, lm_weight=config.lm_weight, seed=seed)
+    return BertForSequence(copy.deepcopy(_bert_encoder(model)), n_out, pooling=pooling, seed=seed)
+
+
+def finetune_classifier(model: GPT | BertForPreTraining | BertEncoder, tok, train: Sequence[Example],
+                        test: Sequence[Example], config: FinetuneConfig = FinetuneConfig(), *, seed: int = 0,
+                        n_classes: int | None = None, pooling: str = "mean",
+                        device: str | None = "cpu") -> FinetuneResult:
+    """Fine-tune a copy of ``model`` (a GPT or a BERT) plus a linear head on ``train``; predict
+    ``test``'s classes.
 
     The head's initialisation, the batches and their order, dropout's draws and the optimizer
-    depend only on ``seed`` and ``config``: called on a pre-trained GPT and on its
+    depend only on ``seed`` and ``config``: called on a pre-trained network and on its
     :func:`random_twin`, the two runs differ in the Transformer's starting weights alone.
-    ``gpt`` itself is not modified.
+    ``model`` itself is not modified. ``pooling`` is BERT's sentence vector (``"mean"`` of the
+    final states, or ``"cls"``: the tanh pooler on ``[CLS]``); GPT always reads its extract
+    token. ``config.lm_weight`` is GPT's alone (BERT trains on the task loss only).
     """
+    family = _family(model)
     _check_examples(train, "train")
     _check_examples(test, "test")
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+    if family == "bert" and config.lm_weight:
+        raise ValueError(f"lm_weight is GPT's auxiliary LM loss; a BERT fine-tunes on the task loss alone, "
+                         f"got lm_weight={config.lm_weight}")
     n_out = _n_classes(train, n_classes)
-    if config.max_len > gpt.config.block_size:
-        raise ValueError(f"max_len={config.max_len} exceeds the model's block_size={gpt.config.block_size}")
+    if config.max_len > _max_len(model):
+        what = "block_size" if family == "gpt" else "max_len"
+        raise ValueError(f"config.max_len={config.max_len} exceeds the model's longest input "
+                         f"({what}={_max_len(model)} tokens)")
     pad = tok.special_tokens["[PAD]"]
-    net = GPTForTask(copy.deepcopy(gpt), "classification", n_out, lm_weight=config.lm_weight, seed=seed)
+    net = _task_net(model, n_out, config, pooling, seed)
     enc = encode_examples(tok, train, config.max_len)
     labels = [int(e.label) for e in train]
-    batches = _gpt_batches(gpt.config, "classification", enc, labels, pad, config.batch_size, seed)
+    if family == "gpt":
+        batches = _gpt_batches(model.config, "classification", enc, labels, pad, config.batch_size, seed)
+    else:
+        batches = _bert_batches(model.config, enc, labels, config.batch_size, seed)
     steps = config.epochs * -(-len(enc) // config.batch_size)
     factor = warmup_linear(steps, int(config.warmup * steps)) if steps > 1 else (lambda s: 1.0)
 
@@ -143,17 +205,30 @@ def finetune_classifier(gpt: GPT, tok, train: Sequence[Example], test: Sequence[
                       seed=seed, device=device, progress=False)
     t0 = time.perf_counter()
     hist = fit(net, batches, config=cfg, schedule=schedule)
-    preds = _predict(net, encode_examples(tok, test, config.max_len), pad)
+    preds = _predict(net, model, encode_examples(tok, test, config.max_len), pad)
     return FinetuneResult(preds, list(hist.step_loss), hist.steps, time.perf_counter() - t0)
 
 
 @torch.no_grad()
-def pooled_features(gpt: GPT, tok, examples: Sequence[Example], max_len: int = 128, batch_size: int = 64,
-                    device: str | None = "cpu") -> np.ndarray:
-    """``[n, d]``: the mean of the final hidden states over each text's tokens (no task tokens),
-    the text cut to ``max_len - 3`` tokens like the fine-tuned inputs."""
+def pooled_features(model: GPT | BertForPreTraining | BertEncoder, tok, examples: Sequence[Example],
+                    max_len: int = 128, batch_size: int = 64, device: str | None = "cpu") -> np.ndarray:
+    """``[n, d]``: the mean of the final hidden states, the text cut to ``max_len - 3`` tokens
+    like the fine-tuned inputs. GPT: over the text's tokens (no task tokens); BERT: over
+    ``[CLS] text [SEP]``, the vector its mean-pooling head starts from."""
+    family = _family(model)
     _check_examples(examples, "examples")
-    model = gpt.to(device or "cpu").eval()
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 4 <= max_len <= _max_len(model):
+        raise ValueError(f"max_len must be an int in [4, {_max_len(model)}], got {max_len!r}")
+    if family == "bert":
+        enc_model = _bert_encoder(model).to(device or "cpu").eval()
+        pairs = encode_examples(tok, examples, max_len)
+        out = []
+        for i in range(0, len(pairs), batch_size):
+            b = _bert_batch(enc_model.config, pairs[i:i + batch_size])
+            b = {k: v.to(device or "cpu") for k, v in b.items()}
+            out.append(mean_pool(enc_model(b["ids"], b["segments"], b["attention_mask"]), b["attention_mask"]).cpu())
+        return torch.cat(out).numpy()
+    model = model.to(device or "cpu").eval()
     pad = tok.special_tokens["[PAD]"]
     enc = [a for a, _ in encode_examples(tok, examples, max_len)]
     out = []
@@ -276,13 +351,23 @@ def chapter_data(s: Sizes) -> dict[str, dict[str, list[Example]]]:
 # ------------------------------------------------------------------------------ stored results
 
 RESULTS = Path(__file__).with_name("finetune_results.json")
+FAMILY_MODELS = ("gpt-book", "bert-book")
 
 
-def stored_results(path: Path | None = None) -> dict:
-    """The stored multi-seed run (``benchmarks/ch07c_finetune.py``): a clear error if missing."""
-    path = RESULTS if path is None else Path(path)
+def results_path(model: str = "gpt-book") -> Path:
+    """Where the stored run of ``model`` lives (``gpt-book``: :data:`RESULTS`; the others beside it)."""
+    if model not in FAMILY_MODELS:
+        raise ValueError(f"model must be one of {FAMILY_MODELS}, got {model!r}")
+    return RESULTS if model == "gpt-book" else RESULTS.with_name(f"finetune_results_{model}.json")
+
+
+def stored_results(path: Path | None = None, model: str = "gpt-book") -> dict:
+    """The stored multi-seed run of ``model`` (``benchmarks/ch07c_finetune.py``), or the file at
+    ``path``: a clear error if missing."""
+    path = results_path(model) if path is None else Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing; `OMP_NUM_THREADS=1 python -m benchmarks.ch07c_finetune` "
+        flag = "" if model == "gpt-book" else f" --model {model}"
+        raise FileNotFoundError(f"{path} is missing; `OMP_NUM_THREADS=1 python -m benchmarks.ch07c_finetune{flag}` "
                                 "writes it")
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -301,19 +386,38 @@ def results_frame(results: dict) -> pd.DataFrame:
     """One line per task and method: test accuracy (mean, min, max over seeds where there are
     seeds) and the fine-tuned arms' final training loss (mean over seeds)."""
     rows = []
+    model = results.get("model", {}).get("name", "gpt-book")
     for task, label in (("sst2", "SST-2"), ("imdb", "IMDb")):
+        if task not in results.get("summary", {task: None}):
+            continue  # a stored run of fewer tasks
         base = results["baselines"]
         rows.append({"task": label, "method": "majority class", "accuracy": base[f"{task}/majority"]})
-        for name in ("untrained twin", "gpt-book"):
+        for name in ("untrained twin", model):
             rows.append({"task": label, "method": f"frozen probe, {name}",
                          "accuracy": base[f"{task}/frozen probe, {name}"]})
         for arm in ("random init", "pre-trained"):
-            runs = [r[f"{task}/{arm}"] for r in results["runs"].values()]
+            runs = [r[f"{task}/{arm}"] for r in results["runs"].values() if f"{task}/{arm}" in r]
             acc = [r["accuracy"] for r in runs]
             rows.append({"task": label, "method": f"fine-tuned, {arm}", "accuracy": float(np.mean(acc)),
                          "min": min(acc), "max": max(acc),
                          "final train loss": float(np.mean([r["final_train_loss"] for r in runs]))})
     return pd.DataFrame(rows).set_index(["task", "method"])
+
+
+def side_by_side(results: dict[str, dict]) -> pd.DataFrame:
+    """The stored runs of several models in one table: a line per task and method (the probe
+    on the stored model is "frozen probe, pre-trained"), a column per model and statistic
+    (test accuracy %, its min and max over seeds, the fine-tuned arms' final training loss)."""
+    if not isinstance(results, dict) or not results:
+        raise ValueError(f"results must be a non-empty dict of model name -> stored results, got {results!r:.80}")
+    frames = {}
+    for name, res in results.items():
+        f = results_frame(res).rename(index={f"frozen probe, {res['model']['name']}": "frozen probe, pre-trained"},
+                                      level="method")
+        frames[name] = f
+    out = pd.concat(frames, axis=1).reorder_levels([1, 0], axis=1)
+    cols = [(stat, name) for stat in ("accuracy", "min", "max", "final train loss") for name in results]
+    return out[[c for c in cols if c in out.columns]]
 
 
 def arms_frame(runs: dict[str, FinetuneResult], gold: Sequence[int]) -> pd.DataFrame:
