@@ -221,3 +221,12 @@ def test_scurve_callback_recovers_after_an_error():
     _bands, rows = w.children[0].children
     rows.value = 8
     assert w.children[1] is not None
+
+
+def test_plate_diagram_draws():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = chapter1c.plate_diagram()
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert r"$w_i$" in texts and r"$D$ documents" in texts

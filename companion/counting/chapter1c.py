@@ -347,6 +347,41 @@ def scurve_widget():
     return w.VBox([w.HBox([b, r]), out])
 
 
+def plate_diagram(ax=None):
+    """LDA's graphical model in plate notation: alpha -> theta_d -> z_i -> w_i <- phi_k <- beta,
+    with plates over the N_d tokens, the D documents and the K topics (w_i shaded: observed).
+    pLSA is the same picture without alpha and beta. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Circle, FancyBboxPatch
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7.5, 2.6))
+    else:
+        fig = ax.figure
+    nodes = {"alpha": (0.5, 1.2, r"$\alpha$"), "theta": (2.0, 1.2, r"$\theta_d$"),
+             "z": (3.5, 1.2, r"$z_i$"), "w": (5.0, 1.2, r"$w_i$"),
+             "phi": (6.6, 1.2, r"$\phi_k$"), "beta": (8.1, 1.2, r"$\beta$")}
+    for name, (x, y, label) in nodes.items():
+        ax.add_patch(Circle((x, y), 0.35, facecolor="#cccccc" if name == "w" else "white",
+                            edgecolor="black", lw=1.2))
+        ax.text(x, y, label, ha="center", va="center", fontsize=12)
+    for a, b in (("alpha", "theta"), ("theta", "z"), ("z", "w"), ("phi", "w"), ("beta", "phi")):
+        (x0, y0, _), (x1, y1, _) = nodes[a], nodes[b]
+        step = 0.38 if x1 > x0 else -0.38
+        ax.annotate("", xy=(x1 - step, y1), xytext=(x0 + step, y0),
+                    arrowprops={"arrowstyle": "->", "lw": 1.2})
+    plates = ((2.9, 5.6, 0.6, 1.8, r"$N_d$ tokens"), (1.4, 5.9, 0.3, 2.1, r"$D$ documents"),
+              (6.0, 7.2, 0.6, 1.8, r"$K$ topics"))
+    for x0, x1, y0, y1, label in plates:
+        ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0.02", fill=False, lw=1))
+        ax.text(x1 - 0.05, y0 + 0.05, label, ha="right", va="bottom", fontsize=9)
+    ax.set_xlim(0, 8.6)
+    ax.set_ylim(0.1, 2.3)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig
+
+
 __all__ = [
     "TopicRun",
     "classify_features",
@@ -358,6 +393,7 @@ __all__ = [
     "fit_sklearn_lda",
     "minhash_error_study",
     "near_duplicate_eval",
+    "plate_diagram",
     "scheme_average_precisions",
     "scurve_for",
     "scurve_widget",

@@ -3,7 +3,7 @@
 1. Candidate words: the text's tokens that pass a filter (Mihalcea & Tarau kept nouns and
    adjectives; here, words of letters that are not stop words).
 2. The graph: one vertex per candidate; an undirected edge between two candidates that occur
-   within ``window`` tokens of each other.
+   within ``window`` candidates of each other.
 3. PageRank (Brin & Page 1998) by power iteration:
    ``S(v) = (1 - d) / N + d * sum_{u in N(v)} S(u) / deg(u)`` (the ``1/N`` normalisation, so
    the scores sum to 1 as in ``networkx.pagerank``), until the scores change by less than
@@ -41,22 +41,21 @@ def cooccurrence_graph(tokens: Sequence[str], window: int = 2,
                        keep=lambda w: True) -> tuple[list[str], np.ndarray]:
     """The vertices (candidates, in order of first occurrence) and the symmetric 0/1 adjacency
     matrix: an edge joins two different candidates that occur within ``window`` positions of
-    each other (counted in the original text, so a filtered word still separates)."""
+    each other in the sequence of candidates (the filtered text, as in Mihalcea & Tarau's
+    example, where *compatibility* links to *systems* across the *of* between them)."""
     if isinstance(tokens, str):
         raise TypeError("tokens must be a list of words, not a string")
+    seq = [t for t in tokens if keep(t)]
     words: list[str] = []
     index: dict[str, int] = {}
-    for t in tokens:
-        if keep(t) and t not in index:
+    for t in seq:
+        if t not in index:
             index[t] = len(words)
             words.append(t)
     adj = np.zeros((len(words), len(words)))
-    toks = list(tokens)
-    for i, a in enumerate(toks):
-        if a not in index:
-            continue
-        for b in toks[i + 1:i + window]:
-            if b in index and b != a:
+    for i, a in enumerate(seq):
+        for b in seq[i + 1:i + window]:
+            if b != a:
                 adj[index[a], index[b]] = adj[index[b], index[a]] = 1.0
     return words, adj
 
@@ -96,7 +95,7 @@ def keywords(tokens: Sequence[str], top: int = 10, config: TextRankConfig | None
     if not words:
         raise ValueError("no candidate words: every token is a stop word or not alphabetic")
     scores, _ = pagerank(adj, config.damping, config.tol, config.max_iter)
-    order = np.argsort(-scores, kind="stable")[:top]
+    order = np.argsort(-np.round(scores, 12), kind="stable")[:top]  # ties: first seen, on any CPU
     return [(words[i], float(scores[i])) for i in order]
 
 
