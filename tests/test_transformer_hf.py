@@ -112,6 +112,23 @@ def test_export_round_trips(tmp_path):
         hf.load_pretrained(tmp_path / "nothing")
 
 
+def test_bert_pad_row_gradient_as_in_hf():
+    """A [PAD] id at an attended position: HF's embedding (padding_idx) sends its row no gradient
+    from the lookup (only from the tied output layer), and so does ours."""
+    ref = _hf_bert()
+    ours = hf.bert_from_hf_model(ref)
+    x = torch.randint(5, 100, (2, 10), generator=torch.Generator().manual_seed(3))
+    pad = ours.config.pad_id
+    x[0, 4] = x[1, 7] = pad
+    labels = torch.full_like(x, -100)
+    labels[:, 1:3] = x[:, 1:3]
+    ref(input_ids=x, labels=labels).loss.backward()
+    ours.loss({"ids": x, "labels": labels}).backward()
+    mine = ours.encoder.embeddings.tok.weight.grad
+    theirs = ref.bert.embeddings.word_embeddings.weight.grad
+    torch.testing.assert_close(mine[pad], theirs[pad], **TOL)
+    torch.testing.assert_close(mine, theirs, **TOL)
+
 def test_gpt_special_ids_survive_the_round_trip(tmp_path):
     """GPT-2's format has one special id; ours are three, and a model whose start, delimiter and
     extract ids are not the default last three must come back with the same ones."""

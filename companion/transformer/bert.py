@@ -77,7 +77,9 @@ class BertEmbeddings(nn.Module):
 
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.tok = nn.Embedding(c.vocab_size, c.d_model)
+        # padding_idx as in Hugging Face's BERT: the lookup sends the [PAD] row no gradient, even
+        # where a [PAD] id stands at a position the attention mask keeps (the tied output layer still does)
+        self.tok = nn.Embedding(c.vocab_size, c.d_model, padding_idx=c.pad_id)
         self.pos = position_embedding(c.positions, c.max_len, c.d_model)
         self.seg = nn.Embedding(c.type_vocab_size, c.d_model)
         self.ln = nn.LayerNorm(c.d_model, eps=c.ln_eps)
