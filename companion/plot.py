@@ -59,7 +59,7 @@ class Era:
 # embeddings, dynamic (contextual) embeddings, GPT/BERT, the PLM era, fine-tuning and prompting;
 # the book closes with probing what the models learned.
 TIMELINE: tuple[Era, ...] = (
-    Era(1, "1970s–", "statistical LMs", "n-grams, smoothing, count vectors, LSA"),
+    Era(1, "1970s–", "statistical LMs", "n-grams, smoothing, count vectors, LSA, pLSA, LDA, MinHash"),
     Era(2, "2003", "NNLM", "Bengio et al.: a neural LM learns word vectors"),
     Era(3, "2013", "word2vec", "CBOW, skip-gram, negative sampling"),
     Era(4, "2014", "GloVe", "global co-occurrence counts, log-bilinear"),
