@@ -71,6 +71,8 @@ TIMELINE: tuple[Era, ...] = (
     Era(9, "2019–22", "compression & scale", "distillation, pruning, quantisation, scaling laws"),
     Era(10, "2019–21", "fine-tuning & prompting", "adapters, LoRA, GPT-3, PET, prompt tuning"),
     Era(11, "2019–", "probing", "what do the vectors know?"),
+    Era(11, "2019–21", "knowledge", "ERNIE, KnowBERT, K-BERT, KEPLER: knowledge graphs in PLMs"),
+    Era(11, "2019–20", "multimodal", "VideoBERT, ViLBERT, LXMERT, VisualBERT, UNITER"),
 )
 CHAPTERS = tuple(sorted({e.chapter for e in TIMELINE}))
 

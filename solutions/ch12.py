@@ -10,3 +10,11 @@ from .ch12b import (  # noqa: F401
     b_purity,
     b_recall_at_1,
 )
+
+# --- 12a ---
+from .ch12a import (  # noqa: F401
+    a_corrupt,
+    a_filtered_rank,
+    a_lives_in,
+    a_margin_loss,
+)
