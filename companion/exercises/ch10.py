@@ -326,8 +326,8 @@ register(Exercise(
 
 def calibrate_probs(probs: np.ndarray, p_cf: np.ndarray) -> np.ndarray:
     """Return contextually calibrated label probabilities: each row of ``probs [n, L]``
-    corrected by the content-free distribution ``p_cf [L]`` (Zhao et al. 2021, W = diag(p_cf)^-1,
-    b = 0), renormalised to sum to one."""
+    divided by the content-free distribution ``p_cf [L]`` and renormalised to sum to one (the
+    same argmax as Zhao et al.'s ``softmax(W p + b)`` with ``W = diag(p_cf)^-1``, ``b = 0``)."""
     # Your code here.
     raise NotImplementedError("write calibrate_probs")
 
@@ -350,10 +350,13 @@ register(Exercise(
     kind="implement",
     prompt="""
         A prompt whose content-free input ("N/A") already gets P(positive) = 0.8 is biased
-        towards "positive". Zhao et al. correct every prediction q = softmax(W log p) -- with
-        W = diag(p_cf)^-1 -- which amounts to dividing each label's probability by its
-        content-free probability and renormalising. Write `calibrate_probs(probs, p_cf)`. What
-        does the content-free input itself become?
+        towards "positive". Zhao et al. correct every prediction with q = softmax(W p + b),
+        where p is the vector of label probabilities (probabilities, not their logs),
+        W = diag(p_cf)^-1 and b = 0; they then take the argmax. The softmax does not change
+        which label wins. This exercise, like the book's `prompts.calibrate`, returns the
+        renormalised ratios instead, q = (p / p_cf) / sum(p / p_cf), which have the same
+        argmax as Zhao et al.'s q and sum to one. check() compares your q with these renormalised ratios (to a relative 1e-6). Write
+        `calibrate_probs(probs, p_cf)`. What does the content-free input itself become?
     """,
     cases=_calibrate_cases,
     stub=calibrate_probs,

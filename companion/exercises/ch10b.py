@@ -82,19 +82,21 @@ register(Exercise(
     title="Triggers, then calibration",
     kind="predict",
     prompt="""
-        AutoPrompt searches three trigger tokens for our BERT's pattern "{text} [T] [T] [T]
+        AutoPrompt searches three trigger tokens for bert-book's pattern "{text} [T] [T] [T]
         [MASK]." on a few dozen SST-2 training examples, then the pattern with its triggers is
-        calibrated with content-free inputs. Before the run: what test accuracy (in %) will the
-        calibrated pattern with triggers reach? (Chance is 50 %; the hand-written pattern was
-        near it.)
+        calibrated with content-free inputs. Before the run: what dev accuracy (in %) will the
+        calibrated pattern with triggers reach? (Chance is 50 %; section 3 measured the
+        hand-written pattern "It was [MASK]." on the same model.)
     """,
     atol=5.0,
     unit=".1f",
     explanation="""
-        Near 50 % at this scale. The search lowers the loss on its examples a little, mostly by
-        moving the prompt's bias between the two label words, and calibration removes a bias
-        anyway; neither can create sentiment knowledge that a 2-layer BERT pre-trained for a few
-        minutes does not have. Shin et al.'s triggers took RoBERTa-large to 91 % on SST-2.
+        A search of a few steps on a few dozen examples mostly moves the blank's preference
+        between the two label words, and calibration removes a constant preference anyway, so
+        the triggers change the accuracy of the hand-written pattern by a few points at most,
+        up or down. What the pattern can reach is bounded by what bert-book's blank knows about
+        sentiment; Shin et al.'s triggers took RoBERTa-large to 91 % on SST-2 with a longer
+        search over thousands of examples.
     """,
 ))
 

@@ -208,16 +208,19 @@ def pet_runs(cloze: prompts.ClozeModel, tokenize, pvps: Sequence[pet.PVP], train
 
 
 def label_search(cloze: prompts.ClozeModel, pattern: str, train: Sequence[Example], k: int = 5,
-                 max_len: int = 64) -> tuple[list[list[str]], list[str], float]:
+                 max_len: int = 64, vocab: dict[int, str] | None = None) -> tuple[list[list[str]], list[str], float]:
     """LM-BFF's label words for ``pattern``: ``k`` candidates per class (whole lower-case words
-    only), the best distinct assignment by zero-shot training accuracy, and that accuracy."""
+    of at least three letters only; for a byte-level BPE, ``cloze.space``, words with their
+    leading space), the best distinct assignment by zero-shot training accuracy, and that
+    accuracy. ``vocab`` maps ids to tokens (default: MiniLM's ``vocab.txt``)."""
     logits = prompts.mask_logits(cloze, pattern, train, max_len=max_len)
-    vocab = _id_to_token(cloze)
-    cand = [i for i, t in vocab.items() if t.isalpha() and t.islower() and len(t) > 2]
+    vocab = _id_to_token(cloze) if vocab is None else vocab
+    cand = [i for i, t in vocab.items() if t.strip().isalpha() and t.strip().islower() and len(t.strip()) > 2
+            and (t.startswith(" ") or not cloze.space)]
     labels = [int(e.label) for e in train]
     ids = pet.search_label_words(logits, labels, k=k, candidates=cand)
     best, acc = pet.best_assignment(logits, labels, ids)
-    return [[vocab[i] for i in row] for row in ids], [vocab[i] for i in best], 100 * acc
+    return [[vocab[i].strip() for i in row] for row in ids], [vocab[i].strip() for i in best], 100 * acc
 
 
 def _id_to_token(cloze: prompts.ClozeModel) -> dict[int, str]:
@@ -289,8 +292,8 @@ def sizes(scale: str | None = None) -> Sizes:
         ci={"n_test": 20, "n_icl": 8, "generations": 2, "ap_train": 8, "ap_steps": 1, "ap_k": 3,
             "it_per_task": 16, "it_epochs": 1, "it_eval": 24, "it_seeds": (0,), "fam_queries": 8,
             "fam_pool": 40, "fam_ks": (0, 4), "fam_draws": 2},
-        laptop={"max_len": 32, "n_test": 250, "n_unlabelled": 128, "generations": 2, "ap_train": 48, "ap_steps": 10,
-                "ap_k": 12, "it_per_task": 128, "it_epochs": 2, "it_eval": 300, "it_seeds": (0, 1)},
+        laptop={"max_len": 32, "n_test": 200, "n_icl": 100, "n_unlabelled": 128, "generations": 2, "ap_train": 32,
+                "ap_steps": 6, "ap_k": 8, "it_per_task": 128, "it_epochs": 2, "it_eval": 300, "it_seeds": (0, 1)},
         gpu={"generations": 3, "ap_train": 256, "ap_steps": 80, "ap_k": 20, "it_per_task": 4000, "it_epochs": 3,
              "it_eval": 2000, "it_seeds": (0, 1, 2), "fam_queries": 400, "fam_draws": 10},
         scale=scale)

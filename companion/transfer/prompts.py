@@ -13,7 +13,8 @@
   neighbours, Liu et al. 2022 -- and :func:`gpt_label_logprobs`).
 * **Contextual calibration** (Zhao et al. 2021): the same prompt with a content-free input
   ("N/A") shows the model's bias among the labels; dividing it out,
-  ``q = normalise(p / p_cf)``, corrects it (:func:`calibrate`).
+  ``q = normalise(p / p_cf)`` (the argmax of Zhao et al.'s ``softmax(W p + b)``, ``W = diag(p_cf)^-1``,
+  ``b = 0``), corrects it (:func:`calibrate`).
 * The chapter's widget: write a pattern and label words, see the label distribution
   (:func:`prompt_distribution`, plain and tested; :func:`prompt_widget`).
 """
@@ -192,10 +193,11 @@ def label_distribution(logits: torch.Tensor, label_ids: Sequence[Sequence[int]])
 
 
 def calibrate(probs: np.ndarray | torch.Tensor, p_cf: np.ndarray | torch.Tensor) -> np.ndarray:
-    """Zhao et al.'s contextual calibration with ``W = diag(p_cf)^-1, b = 0``: each row of
-    ``probs`` divided by the content-free distribution ``p_cf`` and renormalised. A prompt that
-    prefers one label whatever the input is thereby centred: ``calibrate(p_cf, p_cf)`` is
-    uniform."""
+    """Contextual calibration (Zhao et al. 2021): each row of ``probs`` divided by the
+    content-free distribution ``p_cf`` and renormalised. Zhao et al. write ``softmax(W p + b)``
+    on the probabilities ``p`` with ``W = diag(p_cf)^-1, b = 0`` and take the argmax; the
+    renormalised ratios have the same argmax and are a distribution. A prompt that prefers one
+    label whatever the input is thereby centred: ``calibrate(p_cf, p_cf)`` is uniform."""
     p, cf = np.asarray(probs, dtype=np.float64), np.asarray(p_cf, dtype=np.float64)
     if p.shape[-1] != cf.shape[-1]:
         raise ValueError(f"probs have {p.shape[-1]} labels but p_cf has {cf.shape[-1]}")
