@@ -1,5 +1,5 @@
 """Reference solutions for chapter 7 (try the exercises first!). The top part answers 07a's
-exercises; 07b's follow the ``# --- 07b ---`` marker."""
+exercises; 07b's follow the ``# --- 07b ---`` marker, 07c's the ``# --- 07c ---`` one."""
 
 from __future__ import annotations
 
@@ -127,3 +127,28 @@ def sliding_ppl(gpt, ids, start_id, stride):
         total += float(F.cross_entropy(logits[-k:], y[-k:], reduction="sum"))
         n += k
     return total, n
+
+
+# --- 07c ---
+
+
+def c_paired_effect(a, b, gold) -> float:
+    """Per seed and example, correct(a) - correct(b); the mean over both, in points."""
+    import numpy as np
+
+    g = np.asarray(gold)
+    return float(np.mean([(np.asarray(x) == g).astype(float) - (np.asarray(y) == g) for x, y in zip(a, b)]) * 100)
+
+
+def c_majority_accuracy(train_labels, test_labels) -> float:
+    """The class is chosen from the training labels; the test labels only score it."""
+    import numpy as np
+
+    values, counts = np.unique(np.asarray(train_labels), return_counts=True)
+    return float((np.asarray(test_labels) == values[np.argmax(counts)]).mean() * 100)
+
+
+def c_unpaired_halfwidth(p: float = 0.7, n: int = 872) -> float:
+    """1.96 standard errors of a difference of two independent accuracies ``p`` on ``n`` examples,
+    in points: 1.96 * sqrt(2 p (1 - p) / n) * 100."""
+    return round(1.96 * math.sqrt(2 * p * (1 - p) / n) * 100, 2)
