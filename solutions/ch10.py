@@ -114,3 +114,73 @@ def c_previous_token_score(pattern) -> float:
 def c_distinct_keys(n_pairs: int = 16, n_keys: int = 16) -> float:
     """Linearity of expectation: each key is present with probability 1 - (1 - 1/K)^n."""
     return n_keys * (1 - (1 - 1 / n_keys) ** n_pairs)
+
+
+# --- 10d ---
+
+
+def d_l2sp_step(w, w0, grad, lr: float, alpha: float):
+    """grad Omega = alpha (w - w0): the step adds the pull lr * alpha * (w0 - w) to plain SGD;
+    with lr * alpha = 1 and no loss gradient it lands exactly on w0."""
+    w, w0, grad = (np.asarray(x, dtype=float) for x in (w, w0, grad))
+    return w - lr * (grad + alpha * (w - w0))
+
+
+def d_bam_target(gold_onehot, teacher_probs, step: int, total: int):
+    """The bug swapped the weights: lambda belongs to the gold label."""
+    lam = step / (total - 1)
+    return lam * np.asarray(gold_onehot, float) + (1 - lam) * np.asarray(teacher_probs, float)
+
+
+def d_stage_steps(total: int, n_stages: int) -> list[int]:
+    """An equal share each, the remainder to the first stages."""
+    q, r = divmod(total, n_stages)
+    return [q + (i < r) for i in range(n_stages)]
+
+
+def d_mixout(ps=(0.1, 0.3, 0.7), seeds=(0, 1, 2)):
+    """Mixout on MiniLM's feed-forward layers (``mlp.fc``, ``mlp.proj`` of every block) at the
+    chapter's small n on SST-2, against L2-SP: the same seeds, data and steps. Returns
+    ``{arm: [accuracy per seed]}``. What to look for: at small p Mixout is a mild, noisy pull
+    towards w0; at p = 0.7 most weights are reset at every step, so the model barely adapts.
+    Compare the arms' differences with the spread over seeds before calling one better."""
+    import torch
+    from torch import nn
+
+    from companion.transfer import chapter10d as c10d
+    from companion.transfer import recipes as R
+    from companion.transfer.finetune import _score, encode, epoch_batches, predict
+
+    class MixLinear(nn.Module):
+        def __init__(self, lin: nn.Linear, p: float):
+            super().__init__()
+            self.lin, self.p = lin, p
+            self.register_buffer("w0", lin.weight.detach().clone())
+
+        def forward(self, x):
+            w = self.lin.weight
+            if self.training and self.p > 0:
+                keep = torch.bernoulli(torch.full_like(w, 1 - self.p))
+                w = (keep * w + (1 - keep) * self.w0 - self.p * self.w0) / (1 - self.p)
+            return nn.functional.linear(x, w, self.lin.bias)
+
+    s = c10d.sizes("laptop")
+    enc, tok = c10d.minilm(s.n_layer)
+    tr, te = c10d.load_data(s)["small"]
+    e_tr, e_te = encode(tok, tr, s.max_len), encode(tok, te, s.max_len)
+    gold = np.array([e.label for e in te])
+    out: dict[str, list[float]] = {}
+    for arm in ["L2-SP", *[f"mixout p={p}" for p in ps]]:
+        for seed in seeds:
+            model = c10d._classifier(enc, 2, seed)
+            pull = R.PullTowards(model, s.pull, "pretrained") if arm == "L2-SP" else None
+            if pull is None:
+                p = float(arm.split("=")[1])
+                for block in model.encoder.blocks:
+                    block.mlp.fc = MixLinear(block.mlp.fc, p)
+                    block.mlp.proj = MixLinear(block.mlp.proj, p)
+            cfg = R.RecipeConfig(epochs=s.small_epochs, lr=s.lr, head_lr=s.head_lr, seed=seed)
+            batches = epoch_batches(model.encoder.config, e_tr, [e.label for e in tr], s.batch_size, seed)
+            R.finetune(model, batches, cfg, pull=pull)
+            out.setdefault(arm, []).append(_score(gold, predict(model, model.encoder.config, e_te), False)[1])
+    return out
