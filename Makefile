@@ -27,7 +27,7 @@ export BOOK_DATA_MIRROR := $(abspath ../shared/data)
 endif
 
 .PHONY: help setup data assets browser book test test-package test-notebooks test-browser \
-        test-peers kenlm kenlm-deps bench lab student grade execute check-portable clean clean-all
+        test-peers kenlm kenlm-deps bench lab student course grade execute check-portable clean clean-all
 
 help:
 	@sed -n '1,8p' Makefile
@@ -126,6 +126,11 @@ lab: data
 # The chapters as a student gets them: no solutions, exercise cells as stubs without outputs.
 student: setup
 	$(PY) -m companion.student --out _build/student
+
+# The course in a box: slides for every lecture, the syllabus, the student edition and the
+# instructor edition (answers), all offline, in _build/course/ (open index.html).
+course: setup assets
+	$(PY) -m companion.course --out _build/course
 
 # Grade a class: every notebook under SUBMISSIONS (alice.ipynb, or alice/... per student) in its
 # own kernel, TIMEOUT_S seconds each, no network; gradebook.csv and feedback/ in _build/grades/.

@@ -2,7 +2,8 @@
 
 By default a Jupyter Book page loads MathJax, require.js and the ipywidgets manager from
 CDNs; without internet it then shows raw TeX and no widgets. This module fetches pinned
-versions of the three npm packages through the npm registry (``npm pack``, or the registry's
+versions of four npm packages (the three above, and reveal.js for the lecture slides of
+``make course``) through the npm registry (``npm pack``, or the registry's
 tarball URL when npm is not installed), checks each tarball's sha256, and extracts the files
 the pages need into ``book/_offline/``. ``_config.yml`` points Sphinx at them
 (``html_static_path: [book/_offline]``, so they are served from ``_build/html/_static/``).
@@ -88,6 +89,16 @@ def _keep_html_manager(path: str) -> str | None:
     return rel
 
 
+def _keep_reveal(path: str) -> str | None:
+    # The lecture slides (``make course``): reveal.js's built files and its speaker-notes plugin.
+    for prefix in ("package/dist/", "package/plugin/notes/"):
+        if path.startswith(prefix) and not path.endswith(".map"):
+            return path[len("package/"):]
+    if path == "package/LICENSE":
+        return "LICENSE"
+    return None
+
+
 def _keep_requirejs(path: str) -> str | None:
     return "require.js" if path == "package/require.js" else None
 
@@ -103,6 +114,9 @@ ASSETS: tuple[Asset, ...] = (
     Asset("requirejs", "2.3.8",
           "777158e89275e16bd51aec3ef714fbcb5dc45789e7078659933bc814916d7dec",
           "requirejs", _keep_requirejs),
+    Asset("reveal.js", "4.0.2",
+          "0c234d5bfe539606c1af4bcc031f0d21ed99e264d90b7859abad34f7e3a0c587",
+          "reveal.js", _keep_reveal),
 )
 
 
