@@ -230,3 +230,24 @@ def test_plate_diagram_draws():
     fig = chapter1c.plate_diagram()
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert r"$w_i$" in texts and r"$D$ documents" in texts
+
+
+def test_scheme_average_precisions_prefers_idf_on_a_planted_collection():
+    # two sources; every document repeats a common word, the query's rare word marks its source
+    docs = [["the"] * 5 + ["apple"], ["the"] * 5 + ["apple", "pie"], ["the", "pear"], ["the", "pear", "tart"]]
+    queries = [["the", "apple"]]
+    relevant = np.array([[False, True, False, False]])
+    exclude = np.array([[True, False, False, False]])
+    ap = chapter1c.scheme_average_precisions(docs, queries, relevant, exclude, min_df=1)
+    assert set(ap) == {"binary", "tf", "tfidf", "logtfidf"}
+    assert ap["tfidf"][0] == 1.0
+
+
+def test_classify_features_has_a_majority_row_and_intervals():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    x = np.c_[y + rng.normal(0, 0.3, 200), rng.normal(size=200)]
+    table = chapter1c.classify_features({"signal": (x[:100], x[100:])}, y[:100], y[100:], n_boot=200)
+    assert list(table.index) == ["majority class", "signal"]
+    assert table.loc["signal", "accuracy"] > 0.9 > table.loc["majority class", "accuracy"]
+    assert (table["low"] <= table["accuracy"]).all() and (table["accuracy"] <= table["high"]).all()
