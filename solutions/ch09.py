@@ -15,8 +15,9 @@ def train_flops(n_params: int, n_tokens: int) -> float:
 
 
 def quantize_vector(w: list[float]) -> tuple[list[int], float]:
-    """scale = max|w| / 127.5; q = clamp(round(w / scale), -128, 127). For [0.5, -1, 0.25, 2.55]:
-    scale 0.02, q = [25, -50, 12, 127] (12.5 rounds to 12, 127.5 to 128, clamped to 127)."""
+    """scale = max|w| / 127.5; q = clamp(round(w / scale), -128, 127). For [0.3, -2.55, 1.0, 0.4]:
+    scale 0.02, q = [15, -128, 50, 20] (-127.5 rounds half to even to -128, which int8 holds;
+    +2.55 would give 127.5 -> 128, clamped to 127)."""
     scale = max(abs(x) for x in w) / 127.5
     scale = max(scale, torch.finfo(torch.float32).eps)
     # float32 arithmetic, as the package (and PyTorch) do it
