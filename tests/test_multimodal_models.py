@@ -45,7 +45,7 @@ def test_two_stream_text_sees_the_image_only_through_co_attention(data):
             layer.text_from_vision.proj.weight.zero_()
             layer.text_from_vision.proj.bias.zero_()
     t1, _, _ = m(data.text, data.regions, data.boxes, data.region_mask)
-    t2, v2, _ = m(data.text, other, data.boxes, data.region_mask)
+    t2, _, _ = m(data.text, other, data.boxes, data.region_mask)
     assert (t1 - t2).abs().max() < 1e-6  # ... and only through it
     w = m.layers[0].text_from_vision.last_weights
     assert w.shape == (40, 2, 12, 3) and torch.allclose(w.sum(-1), torch.ones(40, 2, 12))

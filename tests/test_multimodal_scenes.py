@@ -56,8 +56,8 @@ def test_regions_hold_the_objects():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(n=0), "n must be"), (dict(n=5, split="dev"), "split must"),
-    (dict(n=5, seed=-1), "seed must"),
+    ({"n": 0}, "n must be"), ({"n": 5, "split": "dev"}, "split must"),
+    ({"n": 5, "seed": -1}, "seed must"),
 ])
 def test_bad_inputs_raise(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -82,7 +82,7 @@ def test_kmeans_matches_scikit_learn_and_purity_beats_chance():
     m = b.region_mask.numpy()
     x, y = b.regions.numpy()[m], b.labels.numpy()[m]
     init = vw.kmeans_pp(x, 12, np.random.default_rng(0))
-    c, labels, inertia = vw.kmeans(x, 12, init=init, n_iter=300, tol=0)
+    _, labels, inertia = vw.kmeans(x, 12, init=init, n_iter=300, tol=0)
     km = KMeans(12, init=init, n_init=1, max_iter=300, tol=0).fit(x)
     assert (km.labels_ == labels).mean() == 1.0
     assert abs(km.inertia_ - inertia) / inertia < 1e-4

@@ -20,7 +20,7 @@ def _box(ax, x, y, w, h, label, color, fontsize=8, text_color="black"):
 
 def _arrow(ax, x0, y0, x1, y1, color="#555555", style="-|>"):
     ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
-                arrowprops=dict(arrowstyle=style, color=color, lw=1.0, shrinkA=0, shrinkB=0))
+                arrowprops={"arrowstyle": style, "color": color, "lw": 1.0, "shrinkA": 0, "shrinkB": 0})
 
 
 def draw_streams(axes=None):

@@ -19,7 +19,6 @@ With ``n_visual_words > 0`` the regions are read as discrete **visual words** (V
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import torch

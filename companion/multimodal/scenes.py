@@ -128,7 +128,7 @@ class SceneBatch:
     def __len__(self) -> int:
         return int(self.text.shape[0])
 
-    def subset(self, index) -> "SceneBatch":
+    def subset(self, index) -> SceneBatch:
         """The scenes at ``index`` (a list, array or tensor of positions)."""
         idx = torch.as_tensor(np.asarray(index), dtype=torch.long)
         return SceneBatch(self.images[idx], self.text[idx], self.regions[idx], self.boxes[idx],
@@ -136,7 +136,7 @@ class SceneBatch:
                           [self.scenes[i] for i in idx.tolist()],
                           [self.captions[i] for i in idx.tolist()])
 
-    def to(self, device) -> "SceneBatch":
+    def to(self, device) -> SceneBatch:
         """The tensors on ``device`` (the scenes and captions stay Python data)."""
         return SceneBatch(self.images.to(device), self.text.to(device), self.regions.to(device),
                           self.boxes.to(device), self.region_mask.to(device),
