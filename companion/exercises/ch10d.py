@@ -16,7 +16,7 @@ register(Exercise(
     title="Where does fine-tuning pay most?",
     kind="predict",
     prompt="""
-        All-MiniLM-L6-v2 (its bottom three blocks) is used two ways on 96 labelled examples of
+        All-MiniLM-L6-v2 (its bottom three blocks) is used two ways on 64 labelled examples of
         each task: frozen, with a
         learned mix of its layers and a linear layer on top (feature extraction), or with every
         weight trained (fine-tuning). The sentence pairs of STS-B are fed as one input,
@@ -199,9 +199,9 @@ register(Exercise(
     title="What does a sequence autoencoder give a classifier?",
     kind="predict",
     prompt="""
-        The same one-layer LSTM classifier is trained on 500 labelled IMDb reviews (the last 48
+        The same one-layer LSTM classifier is trained on 200 labelled IMDb reviews (the last 32
         words of each) from random weights, and from the weights of a sequence autoencoder
-        pre-trained on 10,000 unlabelled reviews. Before reading the stored runs: by how many
+        pre-trained on 2,000 unlabelled reviews. Before reading the stored runs: by how many
         points of test accuracy will the pre-trained start beat the random one (negative if it
         loses)?
     """,
