@@ -422,14 +422,14 @@ TRANSFER_ARMS = {"features, scalar mix": "feature extraction, scalar mix (frozen
 
 def add_transfer_rows(table, results: dict, source: str = "notebooks/10d_finetuning_recipes.ipynb") -> None:
     """Add the stored recipes to the running ``transfer`` table: the mean over the stored
-    seeds, in columns of their own (``SST-2, 10d`` / ``STS-B, 10d``: a different sample and
-    encoder depth from chapter 10a's). Rows are stored as ``laptop`` (the runs' scale)."""
+    seeds, in columns of their own (``SST-2, 10d`` / ``STS-B, 10d`` / ``SST-2 small n, 10d``: a
+    different sample and encoder depth from chapter 10a's). Rows are stored as ``laptop`` (the runs' scale)."""
     m = results["minilm"]
     sz = m["meta"]["sizes"]
     depth = f"bottom {sz['n_layer']} blocks" if sz["n_layer"] else "6 blocks"
     for arm, name in TRANSFER_ARMS.items():
         scores = {}
-        for task, col in (("sst2", "SST-2, 10d"), ("stsb", "STS-B, 10d"), ("small", "SST-2, 10d")):
+        for task, col in (("sst2", "SST-2, 10d"), ("stsb", "STS-B, 10d"), ("small", "SST-2 small n, 10d")):
             v = [r["scores"][arm][task] for r in m["runs"].values() if task in r["scores"].get(arm, {})]
             if v:
                 scores[col] = round(float(np.mean(v)), 2)
