@@ -4,7 +4,7 @@ Run from the repository root (one thread each, low priority):
 
     OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch10b_prompting --part zeroshot --task sst2   # and --task imdb
     OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch10b_prompting --part calibration
-    OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch10b_prompting --part curve --seeds 0   # 1, 2 alongside
+    OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch10b_prompting --part curve --seeds S --ns N   # one process per seed S and size N
     OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch10b_prompting --part pet
     python -m benchmarks.ch10b_prompting --merge
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -99,24 +100,27 @@ def part_zeroshot(s: dict, d: dict, task: str) -> dict:
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def part_calibration(s: dict, d: dict) -> dict:
+def part_calibration(s: dict, d: dict, n_queries: int | None = None) -> dict:
     gpt, tok = zoo.load("gpt-book"), zoo.tokenizer()
+    if n_queries:  # the first n dev sentences: a cheaper run
+        d = dict(d, sst2_test=d["sst2_test"][:n_queries])
     pool = [e for e in d["sst2_train"] if len(tok.encode_ordinary(e.text)) <= s["demo_max_tokens"]]
     template = prompts.Template("Review: {text}\nSentiment:", sep="\n\n")
     t0 = time.perf_counter()
     df = bp.few_shot_draws(gpt, tok, pool, d["sst2_test"], s["ks"], s["draws"], template, ["bad", "good"])
     print(df.round(1).to_string(), flush=True)
-    return {"rows": df.to_dict("records"), "template": template.query, "sep": template.sep, "words": ["bad", "good"],
+    return {"rows": df.to_dict("records"), "queries": len(d["sst2_test"]), "template": template.query,
+            "sep": template.sep, "words": ["bad", "good"],
             "pool": len(pool), "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def part_curve(s: dict, d: dict, seed: int) -> dict:
+def part_curve(s: dict, d: dict, seed: int, ns: list[int] | None = None) -> dict:
     from companion.transfer.pet import PVP
 
     cloze = bp.book_cloze()
     pvp = PVP(*PVPS[0])
     out = {}
-    for n in s["curve_ns"]:
+    for n in ns or s["curve_ns"]:
         train = balanced_sample(d["sst2_train"], n, seed)
         cfg = bp.curve_config(n, s["steps"], s["lr"], s["head_lr"], s["batch_size"], s["sst2_max_len"], seed)
         r = bp.head_vs_prompt(cloze, pvp, train, d["sst2_test"], cfg)
@@ -153,13 +157,18 @@ def merge(scale: str, out: Path) -> dict:
         f = parts / f"{scale}-{name}.json"
         if f.is_file():
             got[name] = json.loads(f.read_text())
+    if "calibration" not in got:  # else the largest cheaper run (--n-queries)
+        small = sorted(parts.glob(f"{scale}-calibration-q*.json"), key=lambda f: int(f.stem.split("-q")[-1]))
+        if small:
+            got["calibration"] = json.loads(small[-1].read_text())
     for task in ("sst2", "imdb"):
         f = parts / f"{scale}-zeroshot-{task}.json"
         if f.is_file():
             got.setdefault("zeroshot", {})[task] = json.loads(f.read_text())
     curve = {}
-    for f in sorted(parts.glob(f"{scale}-curve-seed*.json")):
-        curve[f.stem.split("seed")[-1]] = json.loads(f.read_text())
+    for f in sorted(parts.glob(f"{scale}-curve-seed*.json")):  # one file per seed, or per seed and n
+        seed = re.search(r"seed(\d+)", f.stem).group(1)
+        curve.setdefault(seed, {}).update(json.loads(f.read_text()))
     result = {"what": "chapter 10b: prompting bert-book and gpt-book (companion.transfer.book_prompts)",
               "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "machine": f"{cpu_name()}, {os.cpu_count()} cores (shared, under load), one torch thread per process",
@@ -242,6 +251,9 @@ def main() -> None:
     ap.add_argument("--part", choices=("zeroshot", "calibration", "curve", "pet"))
     ap.add_argument("--task", choices=("sst2", "imdb"), default="sst2", help="the zero-shot part's data set")
     ap.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
+    ap.add_argument("--n-queries", type=int, default=None,
+                    help="the calibration part on the first N dev sentences only (a cheaper run)")
+    ap.add_argument("--ns", type=int, nargs="*", default=None, help="the curve part's sizes (default: all)")
     ap.add_argument("--scale", default="laptop", choices=sorted(SIZES))
     ap.add_argument("--merge", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
@@ -259,16 +271,18 @@ def main() -> None:
     c0, t0 = time.process_time(), time.perf_counter()
     if a.part == "curve":
         for seed in a.seeds:
-            r = part_curve(s, d, seed)
-            atomic_write_text(parts / f"{a.scale}-curve-seed{seed}.json", json.dumps(r) + "\n")
+            r = part_curve(s, d, seed, a.ns)
+            name = f"{a.scale}-curve-seed{seed}" + ("-n" + "-".join(map(str, a.ns)) if a.ns else "")
+            atomic_write_text(parts / f"{name}.json", json.dumps(r) + "\n")
     elif a.part == "zeroshot":
         r = part_zeroshot(s, d, a.task)
         r["cpu_seconds"] = round(time.process_time() - c0, 1)
         atomic_write_text(parts / f"{a.scale}-zeroshot-{a.task}.json", json.dumps(r) + "\n")
     else:
-        r = {"calibration": part_calibration, "pet": part_pet}[a.part](s, d)
+        r = part_calibration(s, d, a.n_queries) if a.part == "calibration" else part_pet(s, d)
         r = {**r, "cpu_seconds": round(time.process_time() - c0, 1), "wall_seconds": round(time.perf_counter() - t0, 1)}
-        atomic_write_text(parts / f"{a.scale}-{a.part}.json", json.dumps(r) + "\n")
+        name = a.part + (f"-q{a.n_queries}" if a.part == "calibration" and a.n_queries else "")
+        atomic_write_text(parts / f"{a.scale}-{name}.json", json.dumps(r) + "\n")
     print(f"done: {time.process_time() - c0:.0f} CPU-s, {time.perf_counter() - t0:.0f} s wall", flush=True)
 
 
