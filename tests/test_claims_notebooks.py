@@ -33,6 +33,8 @@ from companion.evaluate.tables import RunningTable
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CONVERTED = {
+    "01b_count_vectors.ipynb",
+    "01c_topics_and_retrieval.ipynb",
     "05_sentence_embeddings.ipynb",
     "07c_what_pretraining_buys.ipynb",
     "10c_in_context_learning.ipynb",
