@@ -36,11 +36,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scale", default="laptop", choices=("ci", "laptop"))
     ap.add_argument("--part", action="store_true", help="write one part file per seed")
     ap.add_argument("--merge", action="store_true", help="join the part files")
+    ap.add_argument("--tag", default="", help="name a part (several processes per seed)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.merge:
-        parts = sorted(RESULTS.glob(_part_name(args.scale, "*")))
+        parts = sorted(RESULTS.glob(_part_name(args.scale, "*").replace("*.json", "*")))
         if not parts:
             raise SystemExit(f"no part files in {RESULTS}")
         rows, meta = [], []
@@ -63,21 +64,22 @@ def main(argv: list[str] | None = None) -> None:
                   f"{r['cpu_s']:.0f} CPU-s", flush=True)
             rows.append(r)
             if args.part:  # after every arm: a long run keeps what it finished
-                write(seed, rows, args.scale)
+                write(seed, rows, args.scale, args.tag)
 
 
-def _part_name(scale: str, seed) -> str:
-    return f"part_seed{seed}.json" if scale == "laptop" else f"part_{scale}_seed{seed}.json"
+def _part_name(scale: str, seed, tag: str = "") -> str:
+    tag = f"_{tag}" if tag else ""
+    return f"part_seed{seed}{tag}.json" if scale == "laptop" else f"part_{scale}_seed{seed}{tag}.json"
 
 
-def write(seed: int, rows: list[dict], scale: str) -> None:
+def write(seed: int, rows: list[dict], scale: str, tag: str = "") -> None:
     """Store the rows of one seed so far, with the date, the machine and the command."""
     out = {"date": datetime.date.today().isoformat(),
            "machine": f"{cpu_name()}, {platform.machine()}, shared 2-core",
            "command": "OMP_NUM_THREADS=1 nice -n 5 python -m benchmarks.ch12b_multimodal "
                       + " ".join(sys.argv[1:]),
            "threads": torch.get_num_threads(), "rows": rows}
-    atomic_write_text(RESULTS / _part_name(scale, seed), json.dumps(out) + "\n")
+    atomic_write_text(RESULTS / _part_name(scale, seed, tag), json.dumps(out) + "\n")
 
 
 if __name__ == "__main__":

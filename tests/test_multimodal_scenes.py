@@ -39,7 +39,8 @@ def test_captions_describe_the_scene():
         a, z = first[0], second[0]
         assert (a.size, a.colour) == (words[1], words[2]) and (z.size, z.colour) == (words[7], words[8])
         assert (words[4] == "left") == (a.cx < z.cx)
-        assert words[sc.FIRST_COLOUR - 1] == a.colour  # caption word index = token index - 1
+        assert sc.VOCAB[int(ids[sc.FIRST_COLOUR])] == a.colour  # the cloze's two positions
+        assert sc.VOCAB[int(ids[sc.SECOND_COLOUR])] == z.colour
 
 
 def test_regions_hold_the_objects():

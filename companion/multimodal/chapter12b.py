@@ -235,3 +235,8 @@ def compare(results: dict, arms_a: tuple[str, ...], arms_b: tuple[str, ...], met
     return {"effect": d, "interval": (lo, hi), "valid": True, "why": "",
             "method": f"paired bootstrap ({n_boot} resamples) over {where}{len(seeds)} seeds x "
                       f"{n_items} held-out items"}
+
+
+def arms(results: dict) -> set[str]:
+    """The arms a stored result holds."""
+    return {r["arm"] for r in results["rows"]}

@@ -40,8 +40,8 @@ N_CLASSES = len(COLOURS) * len(SHAPES)
 DEFAULT_HELD_OUT: tuple[tuple[str, str], ...] = (("red", "triangle"), ("green", "circle"),
                                                 ("blue", "square"))
 TEXT_LEN = 12
-#: caption positions of the first object's size, colour and shape words, and the second's
-FIRST_COLOUR, SECOND_COLOUR = 3, 8
+#: token positions of the two colour words in a caption ([CLS] a size COLOUR shape rel of a size COLOUR ...)
+FIRST_COLOUR, SECOND_COLOUR = 3, 9
 BOX_DIM = 5
 SPLITS = ("train", "test", "compositional")
 _SPLIT_OFFSET = {"train": 0, "test": 1_000_003, "compositional": 2_000_003}
