@@ -37,6 +37,7 @@ CONVERTED = {
     "01c_topics_and_retrieval.ipynb",
     "05_sentence_embeddings.ipynb",
     "07c_what_pretraining_buys.ipynb",
+    "10b_prompting.ipynb",
     "10c_in_context_learning.ipynb",
 }
 PENDING = {p.name for p in NOTEBOOKS} - CONVERTED  # claim checks not yet through the helper
