@@ -99,3 +99,16 @@ def test_bad_inputs_raise_clear_errors(world):
         w.probe([w.n_entities - 1])
     with pytest.raises(ValueError, match="people is empty"):
         K.cloze(K.KnowledgeBert(len(v), K.ArmConfig(d_model=16, n_head=2)), w, v, [])
+
+
+def test_a_masked_entity_loses_its_branches(world):
+    w, v = world
+    kb = K.kb_from_triples(w)
+    p = w.seen[0]
+    data = K.encode([[w.entities[p], "was", "born", "in", w.entities[w.born[p]], "."]], v, w, kb=kb)
+    assert (data.anchor[0] == 1).any()  # the person's branch tokens hang from token 1
+    b = K.make_batch(data, torch.tensor([0]), v, mask_at=torch.tensor([1]))
+    branch = (data.anchor[0] == 1).nonzero().ravel()
+    assert not b.visible[0, 1][branch].any() and not b.visible[0][branch, 1].any()
+    keep = K.make_batch(data, torch.tensor([0]), v, mask_at=torch.tensor([3]))
+    assert keep.visible[0, 1][branch].all()

@@ -233,6 +233,7 @@ class Encoded:
     pos: torch.Tensor       # [N, T]
     visible: torch.Tensor   # [N, T, T]
     maskable: torch.Tensor  # [N, T]
+    anchor: torch.Tensor | None = None  # [N, T] the entity a branch token hangs from, -1 trunk
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -257,17 +258,20 @@ def encode(sentences: Sequence[Sequence[str]], vocab: Mapping[str, int], world: 
         words = ["[CLS]"] + tree.words + ["[SEP]"]
         trunk = [False] + [b < 0 for b in tree.branch] + [False]
         ent = [world.index.get(w, -1) if t else -1 for w, t in zip(words, trunk)]
-        rows.append((enc.ids[0], ent, enc.positions[0], enc.visible[0], trunk))
+        first = [a if isinstance(a, int) else int(a[0]) for a in tree.anchor]
+        anchor = [-1] + [-1 if b < 0 else first[b] + 1 for b in tree.branch] + [-1]  # +1: [CLS]
+        rows.append((enc.ids[0], ent, enc.positions[0], enc.visible[0], trunk, anchor))
     N, T = len(rows), max(len(r[0]) for r in rows)
     out = Encoded(torch.zeros(N, T, dtype=torch.long), torch.full((N, T), -1, dtype=torch.long),
                   torch.zeros(N, T, dtype=torch.long), torch.eye(T, dtype=torch.bool).repeat(N, 1, 1),
-                  torch.zeros(N, T, dtype=torch.bool))
-    for b, (ids, ent, pos, vis, trunk) in enumerate(rows):
+                  torch.zeros(N, T, dtype=torch.bool), torch.full((N, T), -1, dtype=torch.long))
+    for b, (ids, ent, pos, vis, trunk, anchor) in enumerate(rows):
         n = len(ids)
         out.ids[b, :n], out.pos[b, :n] = ids, pos
         out.entity[b, :n] = torch.tensor(ent)
         out.visible[b, :n, :n] = vis
         out.maskable[b, :n] = torch.tensor(trunk)
+        out.anchor[b, :n] = torch.tensor(anchor)
     return out
 
 
@@ -275,7 +279,8 @@ def make_batch(data: Encoded, idx: torch.Tensor, vocab: Mapping[str, int], mask_
                generator: torch.Generator | None = None, mask_at: torch.Tensor | None = None) -> Batch:
     """Rows ``idx`` of ``data``; trunk words masked at rate ``mask_p`` (80 % ``[MASK]``, 10 % a
     random word, 10 % kept), or exactly at the positions ``mask_at`` (one per row, always
-    ``[MASK]``: the cloze probe). A masked token loses its entity alignment."""
+    ``[MASK]``: the cloze probe). A masked token loses its entity alignment, and the K-BERT
+    branches of a masked entity are cut off (as if the masked word had not been looked up)."""
     ids, ent = data.ids[idx], data.entity[idx]
     may = data.maskable[idx]
     B, T = ids.shape
@@ -292,7 +297,14 @@ def make_batch(data: Encoded, idx: torch.Tensor, vocab: Mapping[str, int], mask_
         rand = torch.randint(5, len(vocab), (B, T), generator=generator)
         ids = torch.where(chosen & (u < 0.8), torch.full_like(ids, vocab["[MASK]"]), ids)
         ids = torch.where(chosen & (u >= 0.8) & (u < 0.9), rand, ids)
-    return Batch(ids, labels, ent.masked_fill(chosen, -1), data.pos[idx], data.visible[idx])
+    visible = data.visible[idx]
+    if data.anchor is not None:  # a masked entity's branches are hidden: they would give it away
+        anchor = data.anchor[idx]
+        hide = (anchor >= 0) & chosen.gather(1, anchor.clamp(min=0))
+        if hide.any():
+            visible = visible & ~hide[:, None, :] & ~hide[:, :, None]
+            visible = visible | torch.eye(T, dtype=torch.bool)
+    return Batch(ids, labels, ent.masked_fill(chosen, -1), data.pos[idx], visible)
 
 
 # ------------------------------------------------------------------------------------ training
