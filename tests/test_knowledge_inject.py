@@ -112,3 +112,12 @@ def test_a_masked_entity_loses_its_branches(world):
     assert not b.visible[0, 1][branch].any() and not b.visible[0][branch, 1].any()
     keep = K.make_batch(data, torch.tensor([0]), v, mask_at=torch.tensor([3]))
     assert keep.visible[0, 1][branch].all()
+
+
+def test_the_diagram_draws_and_validates():
+    from companion.knowledge.diagram import draw_arms
+
+    fig = draw_arms()
+    assert fig.axes and len(fig.axes[0].patches) >= 10
+    with pytest.raises(ValueError, match="at least one word"):
+        draw_arms(())
