@@ -313,7 +313,7 @@ register(Exercise(
            [n_tokens, d] (check() calls it on [["The", "cat", "sat"], ["Dogs", "bark"]]).
            Ideas: chapter 7's BERT after fine-tuning on SST-2; MiniLM with "first" instead of
            "mean" word pooling; GloVe 6B 50d (`companion.data.pretrained.load_glove_6b_50d`);
-           chapter 6's ELMo when it is in the book.
+           the book's stored `bert-book` (`companion.zoo.load("bert-book")`).
         2. `register_extractor("mine", my_extractor)` and run `run_token_probes` and
            `run_layer_probes` on it. Does it beat MiniLM's best layer on POS? Is it more
            selective? Which layer is best, and what is the expected layer?
