@@ -60,11 +60,11 @@ def hotflip_candidates(grad: torch.Tensor, embeddings: torch.Tensor, k: int) -> 
     ordinary tokens, register `encoder.embeddings.tok.register_forward_hook` to keep the
     output and call `.retain_grad()` on it, back-propagate the PromptClassifier's loss, read
     the rows of the trigger positions, average them over the batch, and call this function;
-    then score each candidate by the loss on the batch and keep the best. On MiniLM with its
-    tied head the search finds sub-word pieces and punctuation that no person would write, and
-    its zero-shot accuracy stays near chance, like the hand-written pattern's: the search can
-    only exploit what the model's blank already knows, and MiniLM's contrastive training left
-    little masked-LM knowledge to exploit."""
+    then score each candidate by the loss on the batch and keep the best. On bert-book the
+    search finds sub-word pieces no person would write (the chapter's run: " Gr the Any"), and
+    the calibrated accuracy moves only a little past the hand-written pattern's (57.0 % against
+    55.5 %): the search can only exploit what the model's blank already knows. On MiniLM, which
+    never had a masked-LM head, there is nothing to exploit."""
     return torch.topk(-(embeddings @ grad), k).indices.tolist()
 
 
