@@ -88,11 +88,7 @@ ALLOWED: dict[tuple[str, str], str] = {
 # --- TEMPORARY: chapters whose developer notes are still being moved to book/reproducing.md. ---
 # Only chapters 07b, 07c, 08a, 08b, 09, 10a, 10b, 11 and 11b may appear here. Delete an entry as
 # soon as its chapter is fixed; a stale entry prints a warning in the test summary.
-PENDING: set[tuple[str, str]] = {
-    ('07c_what_pretraining_buys', 'benchmarks.ch07c_finetune'),
-    ('07c_what_pretraining_buys', 'python -m benchmarks.ch07c_finetune'),
-    ('07c_what_pretraining_buys', 'python -m companion.zoo train'),
-}
+PENDING: set[tuple[str, str]] = set()  # every chapter is clean
 # --- END TEMPORARY ---
 
 
