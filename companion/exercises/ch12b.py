@@ -229,12 +229,12 @@ register(Exercise(
     atol=0.1,
     unit=".0%",
     explanation="""
-        About a quarter, or less: the shuffled image says nothing about this caption's colours,
-        yet the model still reads a colour off it (from an object of the named shape, or of
-        another), which is right only by coincidence, about one time in four. It falls to or
-        below the text-only model, which at least knows how often each colour went with each
-        shape. The control shows that the model's cloze accuracy comes from the image it is
-        given, not from the words.
+        About a quarter: the shuffled image says nothing about this caption's colours, yet the
+        model still reads a colour off it (from an object of the named shape, or of another),
+        which is right only by coincidence, about one time in four. It falls to about the level
+        of the text-only model, which knows only how often each colour went with each shape.
+        The control shows that the model's cloze accuracy comes from the image it is given, not
+        from the words.
     """,
 ))
 
