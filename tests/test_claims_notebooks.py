@@ -39,6 +39,8 @@ CONVERTED = {
     "07c_what_pretraining_buys.ipynb",
     "10b_prompting.ipynb",
     "10c_in_context_learning.ipynb",
+    "12a_knowledge.ipynb",
+    "12b_multimodal.ipynb",
 }
 PENDING = {p.name for p in NOTEBOOKS} - CONVERTED  # claim checks not yet through the helper
 VERDICT_WORDS = re.compile(
