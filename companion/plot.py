@@ -71,8 +71,8 @@ TIMELINE: tuple[Era, ...] = (
     Era(9, "2019–22", "compression & scale", "distillation, pruning, quantisation, scaling laws"),
     Era(10, "2019–21", "fine-tuning & prompting", "adapters, LoRA, GPT-3, PET, prompt tuning"),
     Era(11, "2019–", "probing", "what do the vectors know?"),
-    Era(11, "2019–21", "knowledge", "ERNIE, KnowBERT, K-BERT, KEPLER: knowledge graphs in PLMs"),
-    Era(11, "2019–20", "multimodal", "VideoBERT, ViLBERT, LXMERT, VisualBERT, UNITER"),
+    Era(12, "2019–21", "knowledge", "ERNIE, KnowBERT, K-BERT, KEPLER: knowledge graphs in PLMs"),
+    Era(12, "2019–20", "multimodal", "VideoBERT, ViLBERT, LXMERT, VisualBERT, UNITER"),
 )
 CHAPTERS = tuple(sorted({e.chapter for e in TIMELINE}))
 
@@ -81,7 +81,7 @@ def timeline(highlight: int | None = None, *, ax=None, show_detail: bool = False
     """The book's running figure: the history as a strip of boxes, chapter ``highlight`` in colour.
 
     Args:
-        highlight: a chapter number 1..11 (``None``: nothing highlighted).
+        highlight: a chapter number 1..12 (``None``: nothing highlighted).
         show_detail: print each era's models under its box.
     """
     if highlight is not None and (isinstance(highlight, bool) or highlight not in CHAPTERS):

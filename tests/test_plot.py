@@ -34,7 +34,7 @@ def _png(fig: Figure) -> bytes:
 def test_timeline_covers_the_book_in_order():
     chapters = [e.chapter for e in TIMELINE]
     assert chapters == sorted(chapters)
-    assert sorted(set(chapters)) == list(range(1, 12))
+    assert sorted(set(chapters)) == list(range(1, 13))
     assert [e.title for e in TIMELINE][:5] == ["statistical LMs", "NNLM", "word2vec", "GloVe", "fastText"]
 
 
@@ -52,7 +52,7 @@ def test_timeline_is_deterministic_and_validates():
     assert _png(timeline(3)) == _png(timeline(3))
     assert _png(timeline(3)) != _png(timeline(5))
     assert not any(to_hex(p.get_facecolor()) == HIGHLIGHT for p in timeline().axes[0].patches)
-    for bad in (0, 12, "3", True):
+    for bad in (0, 13, "3", True):
         with pytest.raises(ValueError, match="chapter number"):
             timeline(bad)
 
