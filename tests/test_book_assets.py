@@ -92,9 +92,11 @@ def test_empty_asset_list_is_rejected(tmp_path: Path) -> None:
 
 
 def test_pins_cover_what_the_config_loads() -> None:
-    """The pinned packages keep exactly the files _config.yml points the pages at."""
+    """The pinned packages keep exactly the files _config.yml points the pages at (and the files
+    the course's slides load: reveal.js and its speaker-notes plugin)."""
     specs = {a.spec for a in ba.ASSETS}
-    assert specs == {"mathjax@3.2.2", "@jupyter-widgets/html-manager@1.0.15", "requirejs@2.3.8"}
+    assert specs == {"mathjax@3.2.2", "@jupyter-widgets/html-manager@1.0.15", "requirejs@2.3.8",
+                     "reveal.js@4.0.2"}
     keep = {a.name: a.keep for a in ba.ASSETS}
     assert keep["mathjax"]("package/es5/tex-mml-chtml.js") == "tex-mml-chtml.js"
     assert keep["mathjax"]("package/es5/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff") \
@@ -102,6 +104,10 @@ def test_pins_cover_what_the_config_loads() -> None:
     assert keep["@jupyter-widgets/html-manager"]("package/dist/embed-amd.js") == "embed-amd.js"
     assert keep["@jupyter-widgets/html-manager"]("package/dist/embed-amd.js.map") is None
     assert keep["requirejs"]("package/require.js") == "require.js"
+    assert keep["reveal.js"]("package/dist/reveal.js") == "dist/reveal.js"
+    assert keep["reveal.js"]("package/plugin/notes/notes.js") == "plugin/notes/notes.js"
+    assert keep["reveal.js"]("package/dist/reveal.js.map") is None
+    assert keep["reveal.js"]("package/plugin/markdown/markdown.js") is None
     assert all(len(a.sha256) == 64 for a in ba.ASSETS)
     assert ba.ASSETS[0].tarball_url == "https://registry.npmjs.org/mathjax/-/mathjax-3.2.2.tgz"
     widgets = [a for a in ba.ASSETS if a.name.startswith("@")][0]
