@@ -90,12 +90,18 @@ def _keep_html_manager(path: str) -> str | None:
 
 
 def _keep_reveal(path: str) -> str | None:
-    # The lecture slides (``make course``): reveal.js's built files and its speaker-notes plugin.
-    for prefix in ("package/dist/", "package/plugin/notes/"):
-        if path.startswith(prefix) and not path.endswith(".map"):
-            return path[len("package/"):]
-    if path == "package/LICENSE":
-        return "LICENSE"
+    # The lecture slides (``make course``): reveal.js's built files, its speaker-notes plugin and
+    # the one theme the slides use ("white", whose fonts ship in the package; most other themes
+    # import fonts from Google, which an offline page must not load).
+    if path.endswith(".map"):
+        return None
+    rel = path[len("package/"):] if path.startswith("package/") else None
+    if rel is None:
+        return None
+    if rel in ("LICENSE", "dist/reveal.js", "dist/reveal.css", "dist/reset.css", "dist/theme/white.css"):
+        return rel
+    if rel.startswith(("dist/theme/fonts/source-sans-pro/", "plugin/notes/")):
+        return rel
     return None
 
 

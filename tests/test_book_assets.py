@@ -108,6 +108,8 @@ def test_pins_cover_what_the_config_loads() -> None:
     assert keep["reveal.js"]("package/plugin/notes/notes.js") == "plugin/notes/notes.js"
     assert keep["reveal.js"]("package/dist/reveal.js.map") is None
     assert keep["reveal.js"]("package/plugin/markdown/markdown.js") is None
+    assert keep["reveal.js"]("package/dist/theme/white.css") == "dist/theme/white.css"
+    assert keep["reveal.js"]("package/dist/theme/simple.css") is None  # imports Google Fonts
     assert all(len(a.sha256) == 64 for a in ba.ASSETS)
     assert ba.ASSETS[0].tarball_url == "https://registry.npmjs.org/mathjax/-/mathjax-3.2.2.tgz"
     widgets = [a for a in ba.ASSETS if a.name.startswith("@")][0]
